@@ -1,0 +1,169 @@
+"""Input validation shared by every public function of dplib.
+
+Each checker returns the cleaned value or raises an error that names the parameter, says what
+is allowed and shows what was received (``"epsilon must be a finite number > 0, got -1"``).
+Randomness is normalised by :func:`as_generator`, as in Scientific Python's SPEC 7.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "as_generator",
+    "check_epsilon",
+    "check_delta",
+    "check_sensitivity",
+    "check_positive",
+    "check_probability",
+    "check_integer",
+    "check_bounds",
+    "check_data",
+    "check_scores",
+]
+
+RNGLike = None | int | np.random.Generator | np.random.SeedSequence
+
+
+def as_generator(rng: Any = None) -> np.random.Generator:
+    """Return a :class:`numpy.random.Generator` from ``None``, an int seed or a Generator.
+
+    Parameters
+    ----------
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator
+        ``None`` draws fresh OS entropy; an int or SeedSequence seeds a new PCG64 generator; a
+        Generator is used as it is (so that consecutive calls continue its stream).
+
+    Raises
+    ------
+    TypeError
+        For anything else, including the legacy ``numpy.random.RandomState`` and the global
+        ``numpy.random`` module, which dplib never uses.
+    """
+    if rng is None or isinstance(rng, np.random.SeedSequence):
+        return np.random.default_rng(rng)
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
+        if rng < 0:
+            raise ValueError(f"rng seed must be a non-negative integer, got {rng}")
+        return np.random.default_rng(int(rng))
+    raise TypeError(
+        "rng must be None, a non-negative int seed or a numpy.random.Generator, "
+        f"got {type(rng).__name__}"
+    )
+
+
+def _as_real(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        # numpy 0-d arrays are accepted too
+        if isinstance(value, np.ndarray) and value.ndim == 0 and np.issubdtype(value.dtype, np.number):
+            value = value.item()
+        else:
+            raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    return float(value)
+
+
+def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
+    """Return ``epsilon`` as a float; it must be finite and strictly positive."""
+    value = _as_real(epsilon, name)
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {epsilon!r}")
+    return value
+
+
+def check_delta(delta: Any, name: str = "delta", *, allow_zero: bool = True) -> float:
+    """Return ``delta`` as a float in [0, 1) (or (0, 1) when ``allow_zero`` is False)."""
+    value = _as_real(delta, name)
+    if allow_zero:
+        if not (0.0 <= value < 1.0):
+            raise ValueError(f"{name} must be in [0, 1), got {delta!r}")
+    elif not (0.0 < value < 1.0):
+        raise ValueError(f"{name} must be in (0, 1), got {delta!r}")
+    return value
+
+
+def check_sensitivity(sensitivity: Any, name: str = "sensitivity", *, allow_zero: bool = True) -> float:
+    """Return ``sensitivity`` as a float; it must be finite and >= 0 (> 0 if not ``allow_zero``)."""
+    value = _as_real(sensitivity, name)
+    if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be a finite number {bound}, got {sensitivity!r}")
+    return value
+
+
+def check_positive(value: Any, name: str) -> float:
+    """Return ``value`` as a float; it must be finite and strictly positive."""
+    out = _as_real(value, name)
+    if not math.isfinite(out) or out <= 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return out
+
+
+def check_probability(value: Any, name: str, *, low_open: bool = False, high_open: bool = False) -> float:
+    """Return ``value`` as a float in the interval [0, 1] with the requested ends open."""
+    out = _as_real(value, name)
+    low_ok = out > 0 if low_open else out >= 0
+    high_ok = out < 1 if high_open else out <= 1
+    if not (low_ok and high_ok):
+        interval = f"{'(' if low_open else '['}0, 1{')' if high_open else ']'}"
+        raise ValueError(f"{name} must be in {interval}, got {value!r}")
+    return out
+
+
+def check_integer(value: Any, name: str, *, minimum: int | None = None) -> int:
+    """Return ``value`` as an int (numpy integers accepted, bools and floats refused)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+    out = int(value)
+    if minimum is not None and out < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return out
+
+
+def check_bounds(lower: Any, upper: Any) -> tuple[float, float]:
+    """Return ``(lower, upper)`` as floats; both finite and ``lower < upper``."""
+    lo = _as_real(lower, "lower")
+    hi = _as_real(upper, "upper")
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise ValueError(f"lower and upper must be finite, got lower={lower!r}, upper={upper!r}")
+    if not lo < hi:
+        raise ValueError(f"lower must be < upper, got lower={lower!r}, upper={upper!r}")
+    return lo, hi
+
+
+def check_data(data: Any, name: str = "data", *, allow_empty: bool = False, dtype: Any = float) -> np.ndarray:
+    """Return ``data`` as a numpy array, refusing NaN, infinities and (by default) empty input.
+
+    Parameters
+    ----------
+    data : array_like
+        Numbers. Booleans are accepted and become 0/1.
+    name : str
+        The parameter name used in error messages.
+    allow_empty : bool
+        Whether a zero-length array is acceptable.
+    dtype : numpy dtype
+        The dtype to convert to (float by default).
+    """
+    try:
+        arr = np.asarray(data, dtype=dtype)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be an array of numbers, got {type(data).__name__}") from exc
+    if arr.size == 0 and not allow_empty:
+        raise ValueError(f"{name} must not be empty")
+    if np.issubdtype(arr.dtype, np.floating) and not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must not contain NaN or infinite values")
+    return arr
+
+
+def check_scores(scores: Any, name: str = "scores") -> np.ndarray:
+    """Return a 1-d float array of candidate scores: non-empty, finite."""
+    arr = check_data(scores, name)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be a 1-d array of candidate scores, got shape {arr.shape}")
+    return arr

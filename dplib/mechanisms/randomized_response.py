@@ -1,0 +1,240 @@
+"""Randomized response: the oldest local differential-privacy mechanism.
+
+Binary randomized response (Warner 1965) reports a private bit truthfully with probability
+``p = e^epsilon / (1 + e^epsilon)`` and flips it otherwise, which is epsilon-DP for the person
+answering. The fair-coin protocol (answer truthfully on heads; on tails, flip again and answer
+"yes" on heads) has ``p = 3/4`` and so ``epsilon = ln 3``.
+
+k-ary randomized response (generalised RR, Kairouz, Oh & Viswanath 2016; Wang et al. 2017
+"Locally Differentially Private Protocols for Frequency Estimation", Section 4.1) reports the
+true category with probability ``p = e^epsilon / (e^epsilon + k - 1)`` and each other category
+with probability ``q = 1 / (e^epsilon + k - 1)``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from dplib._validation import as_generator, check_data, check_epsilon, check_integer
+
+__all__ = [
+    "rr_truth_probability",
+    "rr_epsilon",
+    "randomized_response",
+    "rr_estimate",
+    "rr_variance",
+    "k_randomized_response",
+    "k_rr_estimate",
+    "k_rr_variance",
+]
+
+
+def rr_truth_probability(epsilon: float) -> float:
+    """Probability ``p = e^eps / (1 + e^eps)`` that binary randomized response tells the truth.
+
+    Computed as ``1 / (1 + e^-eps)``, which cannot overflow for large epsilon.
+    """
+    epsilon = check_epsilon(epsilon)
+    return 1.0 / (1.0 + math.exp(-epsilon))
+
+
+def rr_epsilon(truth_probability: float) -> float:
+    """Privacy loss ``epsilon = ln(p / (1 - p))`` of randomized response that is truthful w.p. ``p``.
+
+    Parameters
+    ----------
+    truth_probability : float
+        In (1/2, 1): the probability of reporting the true bit. ``p = 3/4`` (two fair coins)
+        gives ``ln 3``.
+
+    References
+    ----------
+    Dwork & Roth (2014), *The Algorithmic Foundations of Differential Privacy*, Claim 3.5.
+    """
+    if isinstance(truth_probability, bool) or not isinstance(truth_probability, (int, float, np.floating)):
+        raise TypeError(f"truth_probability must be a real number, got {type(truth_probability).__name__}")
+    p = float(truth_probability)
+    if not (0.5 < p < 1.0):
+        raise ValueError(f"truth_probability must be in (0.5, 1), got {truth_probability!r}")
+    return math.log(p / (1.0 - p))
+
+
+def _as_bits(bits: Any) -> np.ndarray:
+    arr = check_data(bits, "bits")
+    if not np.all((arr == 0) | (arr == 1)):
+        raise ValueError("bits must contain only 0/1 (or False/True) values")
+    return arr.astype(np.int8)
+
+
+def randomized_response(bits: Any, epsilon: float, *, rng: Any = None) -> np.ndarray | int:
+    """Report each private bit truthfully with probability ``e^eps / (1 + e^eps)``, else flipped.
+
+    Parameters
+    ----------
+    bits : int or array_like of {0, 1}
+        The true answers, one per respondent.
+    epsilon : float
+        Privacy loss per respondent, finite and > 0.
+    rng : None, int or numpy.random.Generator, optional
+        Source of randomness.
+
+    Returns
+    -------
+    int or numpy.ndarray of int8
+        The noisy reports, with the shape of ``bits``.
+
+    Notes
+    -----
+    The likelihood ratio of any report under the two possible true bits is at most
+    ``p / (1 - p) = e^eps``, so each report is epsilon-DP (local DP).
+
+    References
+    ----------
+    Warner (1965), "Randomized response: a survey technique for eliminating evasive answer bias".
+    Dwork & Roth (2014), Section 3.2.
+
+    Examples
+    --------
+    >>> reports = randomized_response([1, 0, 1, 1], epsilon=1.0, rng=0)
+    >>> reports.shape
+    (4,)
+    """
+    arr = _as_bits(bits)
+    p = rr_truth_probability(epsilon)
+    generator = as_generator(rng)
+    flip = generator.random(arr.shape) >= p
+    out = np.where(flip, 1 - arr, arr).astype(np.int8)
+    return int(out) if out.ndim == 0 else out
+
+
+def rr_estimate(reports: Any, epsilon: float) -> float:
+    """Unbiased estimate of the true proportion of ones from randomized-response reports.
+
+    ``pi_hat = (mean(reports) - (1 - p)) / (2p - 1)`` with ``p = e^eps / (1 + e^eps)``, because
+    ``E[report] = (1 - p) + pi (2p - 1)``. The estimate is not clipped to [0, 1]: clipping would
+    bias it.
+
+    Parameters
+    ----------
+    reports : array_like of {0, 1}
+        Non-empty noisy reports.
+    epsilon : float
+        The epsilon the reports were produced with.
+
+    Returns
+    -------
+    float
+        The unbiased estimate (may fall slightly outside [0, 1]).
+    """
+    arr = _as_bits(reports)
+    p = rr_truth_probability(epsilon)
+    return float((arr.mean() - (1.0 - p)) / (2.0 * p - 1.0))
+
+
+def rr_variance(proportion: float, n: int, epsilon: float) -> float:
+    """Variance of :func:`rr_estimate` over ``n`` respondents whose true proportion is ``proportion``.
+
+    ``Var = pi (1 - pi) / n + p (1 - p) / (n (2p - 1)^2)``: the sampling variance of the truthful
+    survey plus the price of privacy. For the fair-coin protocol (``p = 3/4``) the second term is
+    ``3 / (4n)``, so the private survey needs at least 4x the respondents of a truthful one.
+    """
+    pi = float(proportion)
+    if not (0.0 <= pi <= 1.0):
+        raise ValueError(f"proportion must be in [0, 1], got {proportion!r}")
+    n = check_integer(n, "n", minimum=1)
+    p = rr_truth_probability(epsilon)
+    return pi * (1.0 - pi) / n + p * (1.0 - p) / (n * (2.0 * p - 1.0) ** 2)
+
+
+def _krr_probabilities(k: int, epsilon: float) -> tuple[float, float]:
+    # p = e^eps / (e^eps + k - 1), q = 1 / (e^eps + k - 1), computed without overflow.
+    log_denominator = np.logaddexp(epsilon, math.log(k - 1))
+    return math.exp(epsilon - log_denominator), math.exp(-log_denominator)
+
+
+def _as_categories(values: Any, k: int, name: str) -> np.ndarray:
+    arr = check_data(values, name, dtype=float)
+    if not np.all(arr == np.floor(arr)) or arr.min() < 0 or arr.max() > k - 1:
+        raise ValueError(f"{name} must be integers in 0..k-1 = 0..{k - 1}")
+    return arr.astype(np.int64)
+
+
+def k_randomized_response(values: Any, k: int, epsilon: float, *, rng: Any = None) -> np.ndarray | int:
+    """k-ary randomized response: keep the true category w.p. ``p``, else report another uniformly.
+
+    ``p = e^eps / (e^eps + k - 1)``; each of the ``k - 1`` other categories has probability
+    ``q = 1 / (e^eps + k - 1)``, so the likelihood ratio is ``p / q = e^eps``.
+
+    Parameters
+    ----------
+    values : int or array_like of int
+        True categories in ``0 .. k-1``.
+    k : int
+        Number of categories, >= 2.
+    epsilon : float
+        Privacy loss per respondent, finite and > 0.
+    rng : None, int or numpy.random.Generator, optional
+
+    Returns
+    -------
+    int or numpy.ndarray of int64
+        Reports in ``0 .. k-1`` with the shape of ``values``.
+
+    References
+    ----------
+    Kairouz, Oh & Viswanath (2016), "Extremal mechanisms for local differential privacy".
+    Wang, Blocki, Li & Jha (2017), USENIX Security, Section 4.1 ("direct encoding").
+    """
+    k = check_integer(k, "k", minimum=2)
+    epsilon = check_epsilon(epsilon)
+    arr = _as_categories(values, k, "values")
+    p, _ = _krr_probabilities(k, epsilon)
+    generator = as_generator(rng)
+    keep = generator.random(arr.shape) < p
+    # A uniform draw from the k - 1 other categories: draw from 0..k-2 and skip the true value.
+    other = generator.integers(0, k - 1, size=arr.shape)
+    other = other + (other >= arr)
+    out = np.where(keep, arr, other).astype(np.int64)
+    return int(out) if out.ndim == 0 else out
+
+
+def k_rr_estimate(reports: Any, k: int, epsilon: float) -> np.ndarray:
+    """Unbiased estimate of the category frequencies from k-ary randomized-response reports.
+
+    ``pi_hat_j = (f_j - q) / (p - q)`` where ``f_j`` is the observed fraction of reports equal to
+    ``j``, because ``E[f_j] = q + pi_j (p - q)``. The estimates sum to one but are not clipped.
+
+    Returns
+    -------
+    numpy.ndarray of shape (k,)
+
+    References
+    ----------
+    Wang, Blocki, Li & Jha (2017), Section 4.1, Equation (2).
+    """
+    k = check_integer(k, "k", minimum=2)
+    epsilon = check_epsilon(epsilon)
+    arr = _as_categories(reports, k, "reports").ravel()
+    p, q = _krr_probabilities(k, epsilon)
+    observed = np.bincount(arr, minlength=k) / arr.size
+    return (observed - q) / (p - q)
+
+
+def k_rr_variance(frequencies: Any, n: int, k: int, epsilon: float) -> np.ndarray:
+    """Variance of each coordinate of :func:`k_rr_estimate` over ``n`` respondents.
+
+    ``Var_j = f_j (1 - f_j) / (n (p - q)^2)`` with ``f_j = q + pi_j (p - q)`` the probability that
+    a report equals ``j`` (Wang et al. 2017, Section 4.1).
+    """
+    k = check_integer(k, "k", minimum=2)
+    n = check_integer(n, "n", minimum=1)
+    epsilon = check_epsilon(epsilon)
+    pi = check_data(frequencies, "frequencies")
+    if pi.shape != (k,) or np.any(pi < 0) or not math.isclose(pi.sum(), 1.0, abs_tol=1e-9):
+        raise ValueError(f"frequencies must be a probability vector of length k={k}")
+    p, q = _krr_probabilities(k, epsilon)
+    f = q + pi * (p - q)
+    return f * (1.0 - f) / (n * (p - q) ** 2)

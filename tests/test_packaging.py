@@ -1,0 +1,50 @@
+"""pyproject.toml and environment.yml list the same packages, and the pins satisfy the ranges."""
+
+import re
+import tomllib
+from pathlib import Path
+
+from packaging.requirements import Requirement
+from packaging.version import Version
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _pyproject_requirements() -> dict[str, Requirement]:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    requirements = [Requirement(r) for r in project["dependencies"]]
+    for extra in ("course", "dev"):
+        requirements += [Requirement(r) for r in project["optional-dependencies"][extra]]
+    return {r.name.lower(): r for r in requirements if r.name != "dplib"}
+
+
+def _conda_pins() -> dict[str, str]:
+    pins = {}
+    for line in (ROOT / "environment.yml").read_text().splitlines():
+        match = re.fullmatch(r"\s*-\s+([A-Za-z0-9_.\-]+)=([0-9.]+)\s*", line)
+        if match:
+            pins[match.group(1).lower()] = match.group(2)
+    return pins
+
+
+def test_same_packages_in_both_files():
+    pins = _conda_pins()
+    pins.pop("python")
+    assert set(pins) == set(_pyproject_requirements())
+
+
+def test_conda_pins_satisfy_pyproject_ranges():
+    requirements = _pyproject_requirements()
+    for name, pin in _conda_pins().items():
+        if name == "python":
+            continue
+        assert requirements[name].specifier.contains(Version(pin + ".0")), (name, pin)
+
+
+def test_python_version_agrees():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert Version(_conda_pins()["python"] + ".0") in Requirement(f"python{project['requires-python']}").specifier
+
+
+def test_environment_installs_dplib_editable():
+    assert re.search(r"^\s*-\s+-e \.\s*$", (ROOT / "environment.yml").read_text(), re.M)

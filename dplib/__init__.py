@@ -1,0 +1,96 @@
+"""dplib: the reference differential-privacy library of the course.
+
+Every notebook imports it and every hidden test trusts it. Plain functions over numpy arrays;
+every random function takes a keyword ``rng`` (None, an int seed or a ``numpy.random.Generator``).
+
+The public API is listed explicitly below and loaded lazily (PEP 562), so ``import dplib`` is
+instant and a notebook pays only for what it uses.
+
+Mechanisms
+    randomized_response, rr_estimate, rr_variance, k_randomized_response, k_rr_estimate,
+    laplace_mechanism, discrete_laplace_mechanism, snapping_mechanism, gaussian_mechanism,
+    discrete_gaussian_mechanism, gaussian_sigma, exponential_mechanism, report_noisy_max,
+    permute_and_flip
+Queries and sensitivities
+    clamp, private_count, private_sum, private_mean, private_histogram, count_sensitivity,
+    sum_sensitivity, mean_sensitivity, histogram_sensitivity
+Accounting
+    PrivacyAccountant, BudgetExceededError
+Subpackages
+    dplib.testing (statistical assertions), dplib.grading (hidden-test helpers),
+    dplib.accounting, dplib.datasets, dplib.attacks
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+# name -> module that defines it. The single list of the public API.
+_EXPORTS: dict[str, str] = {
+    # errors
+    "BudgetExceededError": "dplib.errors",
+    "PrivacyLeakWarning": "dplib.errors",
+    # randomized response
+    "randomized_response": "dplib.mechanisms.randomized_response",
+    "rr_estimate": "dplib.mechanisms.randomized_response",
+    "rr_variance": "dplib.mechanisms.randomized_response",
+    "rr_epsilon": "dplib.mechanisms.randomized_response",
+    "rr_truth_probability": "dplib.mechanisms.randomized_response",
+    "k_randomized_response": "dplib.mechanisms.randomized_response",
+    "k_rr_estimate": "dplib.mechanisms.randomized_response",
+    "k_rr_variance": "dplib.mechanisms.randomized_response",
+    # Laplace
+    "laplace_mechanism": "dplib.mechanisms.laplace",
+    "laplace_scale": "dplib.mechanisms.laplace",
+    "laplace_tail_bound": "dplib.mechanisms.laplace",
+    # floating-point-safe mechanisms
+    "discrete_laplace_mechanism": "dplib.mechanisms.discrete",
+    "discrete_gaussian_mechanism": "dplib.mechanisms.discrete",
+    "discrete_gaussian_sigma": "dplib.mechanisms.discrete",
+    "sample_discrete_laplace": "dplib.mechanisms.discrete",
+    "sample_discrete_gaussian": "dplib.mechanisms.discrete",
+    "snapping_mechanism": "dplib.mechanisms.snapping",
+    # Gaussian
+    "gaussian_sigma": "dplib.mechanisms.gaussian",
+    "gaussian_delta": "dplib.mechanisms.gaussian",
+    "gaussian_epsilon": "dplib.mechanisms.gaussian",
+    "gaussian_mechanism": "dplib.mechanisms.gaussian",
+    # selection
+    "exponential_mechanism": "dplib.mechanisms.exponential",
+    "exponential_mechanism_probabilities": "dplib.mechanisms.exponential",
+    "report_noisy_max": "dplib.mechanisms.exponential",
+    "permute_and_flip": "dplib.mechanisms.exponential",
+    # queries and sensitivities
+    "clamp": "dplib.queries",
+    "private_count": "dplib.queries",
+    "private_sum": "dplib.queries",
+    "private_mean": "dplib.queries",
+    "private_histogram": "dplib.queries",
+    "count_sensitivity": "dplib.sensitivity",
+    "histogram_sensitivity": "dplib.sensitivity",
+    "sum_sensitivity": "dplib.sensitivity",
+    "mean_sensitivity": "dplib.sensitivity",
+    # accounting
+    "PrivacyAccountant": "dplib.accounting.accountant",
+}
+
+_SUBMODULES = ("testing", "grading", "accounting", "datasets", "attacks", "mechanisms")
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value  # cache: later look-ups skip this function
+        return value
+    if name in _SUBMODULES:
+        return importlib.import_module(f"dplib.{name}")
+    raise AttributeError(f"module 'dplib' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS) | set(_SUBMODULES))

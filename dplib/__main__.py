@@ -1,0 +1,5 @@
+"""``python -m dplib`` runs the tour."""
+
+from dplib.tour import main
+
+main()

@@ -28,8 +28,16 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(PY) -m ruff check dplib tests bench
 
-bench: $(STAMP)
-	$(PY) bench/bench_mechanisms.py
+# Benchmarks run beside the peers (OpenDP, diffprivlib, dp-accounting) in their own environment.
+BENCH_VENV := .venv-bench
+$(BENCH_VENV)/.installed: pyproject.toml
+	@test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(BENCH_VENV)/bin/python -m pip install --quiet -e '.[bench]'
+	@touch $@
+
+bench: $(BENCH_VENV)/.installed
+	@for script in bench/bench_*.py; do echo "== $$script"; $(BENCH_VENV)/bin/python $$script || exit 1; done
 
 clean-venv:
 	rm -rf $(VENV)

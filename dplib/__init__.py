@@ -77,7 +77,15 @@ _EXPORTS: dict[str, str] = {
     "PrivacyAccountant": "dplib.accounting.accountant",
 }
 
-_SUBMODULES = ("testing", "grading", "accounting", "datasets", "attacks", "mechanisms")
+_SUBMODULES = (
+    "testing",
+    "grading",
+    "accounting",
+    "confidence",
+    "datasets",
+    "attacks",
+    "mechanisms",
+)
 
 __all__ = sorted(_EXPORTS)
 

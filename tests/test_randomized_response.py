@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from dplib.mechanisms.randomized_response import (
     k_randomized_response,
@@ -39,9 +40,9 @@ def test_flip_frequencies_match_the_protocol(rng_seed):
     n = 200_000
     reports = randomized_response(np.ones(n, dtype=int), LN3, rng=rng_seed)
     assert reports.shape == (n,) and reports.dtype == np.int8
-    assert_frequencies(np.bincount(reports, minlength=2), [0.25, 0.75])
+    assert_frequencies(np.bincount(reports, minlength=2), [0.25, 0.75], counts=True)
     reports = randomized_response(np.zeros(n, dtype=bool), LN3, rng=rng_seed + 1)
-    assert_frequencies(np.bincount(reports, minlength=2), [0.75, 0.25])
+    assert_frequencies(np.bincount(reports, minlength=2), [0.75, 0.25], counts=True)
 
 
 def test_estimator_is_unbiased(rng_seed):
@@ -72,13 +73,32 @@ def test_variance_formula_fair_coin():
         assert rr_variance(pi, 1, LN3) > 4 * pi * (1 - pi)
 
 
-def test_variance_formula_matches_simulation():
-    # The empirical variance of 4000 estimates is within a chi-square-style 25% of the formula;
-    # with a fixed seed this is a regression check of the formula, not a statistical claim.
-    rng = np.random.default_rng(7)
-    truth = (np.arange(400) < 100).astype(int)
-    estimates = [rr_estimate(randomized_response(truth, 1.0, rng=rng), 1.0) for _ in range(4000)]
-    assert np.var(estimates) == pytest.approx(rr_variance(0.25, 400, 1.0), rel=0.1)
+def _exact_estimate_distribution(pi, n, epsilon, sampled):
+    """Exact distribution of rr_estimate: it depends on the reports only through K = #yes.
+
+    Sampled respondents: K ~ Binomial(n, (1 - p) + pi (2p - 1)). Fixed respondents (n1 = pi n of
+    them say yes): K ~ Binomial(n1, p) + Binomial(n - n1, 1 - p), a convolution.
+    """
+    p = rr_truth_probability(epsilon)
+    ks = np.arange(n + 1)
+    if sampled:
+        pmf = stats.binom.pmf(ks, n, (1 - p) + pi * (2 * p - 1))
+    else:
+        n1 = round(pi * n)
+        pmf = np.convolve(stats.binom.pmf(np.arange(n1 + 1), n1, p), stats.binom.pmf(np.arange(n - n1 + 1), n - n1, 1 - p))
+    estimates = np.array([rr_estimate(np.r_[np.ones(k), np.zeros(n - k)], epsilon) for k in ks])
+    return estimates, pmf
+
+
+@pytest.mark.parametrize("sampled", [True, False])
+@pytest.mark.parametrize("pi, n, epsilon", [(0.25, 100, 1.0), (0.5, 40, np.log(3)), (0.02, 500, 0.3)])
+def test_estimator_mean_and_variance_are_exact(pi, n, epsilon, sampled):
+    # An independent, exact derivation: enumerate every possible number of "yes" reports.
+    estimates, pmf = _exact_estimate_distribution(pi, n, epsilon, sampled)
+    mean = np.sum(pmf * estimates)
+    assert mean == pytest.approx(pi, abs=1e-12)  # unbiased
+    variance = np.sum(pmf * (estimates - mean) ** 2)
+    assert variance == pytest.approx(rr_variance(pi, n, epsilon, include_sampling=sampled), rel=1e-9)
 
 
 def test_k_rr_probabilities_and_estimate(rng_seed):
@@ -87,7 +107,7 @@ def test_k_rr_probabilities_and_estimate(rng_seed):
     q = 1 / (math.exp(epsilon) + k - 1)
     reports = k_randomized_response(np.full(n, 2), k, epsilon, rng=rng_seed)
     assert reports.dtype == np.int64 and reports.min() >= 0 and reports.max() <= k - 1
-    assert_frequencies(np.bincount(reports, minlength=k), [q, q, p, q])
+    assert_frequencies(np.bincount(reports, minlength=k), [q, q, p, q], counts=True)
     # Unbiasedness: 1000 surveys of 200 respondents (true frequencies 0.1, 0.2, 0.3, 0.4). Each
     # coordinate of an estimate is an affine map of a proportion, so it lies in
     # [-q/(p-q), (1-q)/(p-q)] and Hoeffding applies to its average.

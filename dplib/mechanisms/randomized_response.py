@@ -134,19 +134,39 @@ def rr_estimate(reports: Any, epsilon: float) -> float:
     return float((arr.mean() - (1.0 - p)) / (2.0 * p - 1.0))
 
 
-def rr_variance(proportion: float, n: int, epsilon: float) -> float:
+def rr_variance(proportion: float, n: int, epsilon: float, *, include_sampling: bool = True) -> float:
     """Variance of :func:`rr_estimate` over ``n`` respondents whose true proportion is ``proportion``.
 
-    ``Var = pi (1 - pi) / n + p (1 - p) / (n (2p - 1)^2)``: the sampling variance of the truthful
-    survey plus the price of privacy. For the fair-coin protocol (``p = 3/4``) the second term is
-    ``3 / (4n)``, so the private survey needs at least 4x the respondents of a truthful one.
+    With ``include_sampling=True`` (default) the respondents are a random sample from a population
+    in which a fraction ``pi = proportion`` would answer yes, and the variance is (Warner 1965)
+
+    ``Var = pi (1 - pi) / n + p (1 - p) / (n (2p - 1)^2)``:
+
+    the sampling variance of a truthful survey plus the price of privacy. For the fair-coin
+    protocol (``p = 3/4``) the second term is ``3 / (4n)``, so the private survey needs at least
+    4x the respondents of a truthful one (equality at ``pi = 1/2``).
+
+    With ``include_sampling=False`` the ``n`` respondents and their answers are fixed, and only
+    the coins are random: the first term drops, leaving ``p (1 - p) / (n (2p - 1)^2)``.
+
+    Parameters
+    ----------
+    proportion : float
+        True proportion of ones, in [0, 1].
+    n : int
+        Number of respondents, >= 1.
+    epsilon : float
+        Privacy loss per respondent, finite and > 0.
+    include_sampling : bool, default True
+        Whether the respondents are a random sample of the population.
     """
     pi = float(proportion)
     if not (0.0 <= pi <= 1.0):
         raise ValueError(f"proportion must be in [0, 1], got {proportion!r}")
     n = check_integer(n, "n", minimum=1)
     p = rr_truth_probability(epsilon)
-    return pi * (1.0 - pi) / n + p * (1.0 - p) / (n * (2.0 * p - 1.0) ** 2)
+    privacy_term = p * (1.0 - p) / (n * (2.0 * p - 1.0) ** 2)
+    return pi * (1.0 - pi) / n + privacy_term if include_sampling else privacy_term
 
 
 def _krr_probabilities(k: int, epsilon: float) -> tuple[float, float]:

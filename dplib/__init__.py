@@ -15,7 +15,9 @@ Queries and sensitivities
     clamp, private_count, private_sum, private_mean, private_histogram, count_sensitivity,
     sum_sensitivity, mean_sensitivity, histogram_sensitivity
 Accounting
-    PrivacyAccountant, BudgetExceededError
+    PrivacyAccountant, BudgetExceededError, sequential_composition, parallel_composition,
+    advanced_composition, optimal_composition, rdp_gaussian, rdp_subsampled_gaussian, rdp_to_dp,
+    zcdp_to_dp, pld_epsilon_subsampled_gaussian, dpsgd_epsilon, noise_multiplier_for
 Subpackages
     dplib.testing (statistical assertions), dplib.grading (hidden-test helpers),
     dplib.accounting, dplib.datasets, dplib.attacks
@@ -50,9 +52,13 @@ _EXPORTS: dict[str, str] = {
     "discrete_laplace_mechanism": "dplib.mechanisms.discrete",
     "discrete_gaussian_mechanism": "dplib.mechanisms.discrete",
     "discrete_gaussian_sigma": "dplib.mechanisms.discrete",
+    "discrete_gaussian_delta": "dplib.mechanisms.discrete",
+    "discrete_laplace_pmf": "dplib.mechanisms.discrete",
+    "discrete_gaussian_pmf": "dplib.mechanisms.discrete",
     "sample_discrete_laplace": "dplib.mechanisms.discrete",
     "sample_discrete_gaussian": "dplib.mechanisms.discrete",
     "snapping_mechanism": "dplib.mechanisms.snapping",
+    "snapping_scale": "dplib.mechanisms.snapping",
     # Gaussian
     "gaussian_sigma": "dplib.mechanisms.gaussian",
     "gaussian_delta": "dplib.mechanisms.gaussian",
@@ -75,6 +81,17 @@ _EXPORTS: dict[str, str] = {
     "mean_sensitivity": "dplib.sensitivity",
     # accounting
     "PrivacyAccountant": "dplib.accounting.accountant",
+    "sequential_composition": "dplib.accounting.composition",
+    "parallel_composition": "dplib.accounting.composition",
+    "advanced_composition": "dplib.accounting.composition",
+    "optimal_composition": "dplib.accounting.composition",
+    "rdp_gaussian": "dplib.accounting.rdp",
+    "rdp_subsampled_gaussian": "dplib.accounting.rdp",
+    "rdp_to_dp": "dplib.accounting.rdp",
+    "zcdp_to_dp": "dplib.accounting.rdp",
+    "pld_epsilon_subsampled_gaussian": "dplib.accounting.pld",
+    "dpsgd_epsilon": "dplib.accounting.dpsgd",
+    "noise_multiplier_for": "dplib.accounting.dpsgd",
 }
 
 _SUBMODULES = (

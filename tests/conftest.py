@@ -12,6 +12,8 @@ import secrets
 import pytest
 
 _SEED = int(os.environ.get("DPLIB_TEST_SEED", secrets.randbits(32)))
+# Test modules that read the variable directly (SEED = int(os.environ[...])) see the same seed.
+os.environ["DPLIB_TEST_SEED"] = str(_SEED)
 
 
 def pytest_report_header(config):

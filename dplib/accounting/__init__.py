@@ -1,5 +1,35 @@
-"""Privacy accounting: budgets, composition theorems, Renyi DP and privacy-loss distributions."""
+"""Privacy accounting: budgets, composition theorems, Renyi DP and privacy-loss distributions.
+
+accountant   PrivacyAccountant: a budget that refuses to be overspent
+composition  sequential, parallel, advanced (DRV 2010) and optimal (KOV 2015) composition
+rdp          Renyi DP of the (subsampled) Gaussian and its conversion to (epsilon, delta)
+pld          privacy-loss distributions of the Poisson-subsampled Gaussian (tightest)
+dpsgd        epsilon of a DP-SGD run, and the noise multiplier for a target epsilon
+"""
 
 from dplib.accounting.accountant import PrivacyAccountant, Spend
+from dplib.accounting.composition import (
+    advanced_composition,
+    optimal_composition,
+    parallel_composition,
+    sequential_composition,
+)
+from dplib.accounting.dpsgd import dpsgd_epsilon, noise_multiplier_for
+from dplib.accounting.pld import pld_epsilon_subsampled_gaussian
+from dplib.accounting.rdp import rdp_gaussian, rdp_subsampled_gaussian, rdp_to_dp, zcdp_to_dp
 
-__all__ = ["PrivacyAccountant", "Spend"]
+__all__ = [
+    "PrivacyAccountant",
+    "Spend",
+    "sequential_composition",
+    "parallel_composition",
+    "advanced_composition",
+    "optimal_composition",
+    "rdp_gaussian",
+    "rdp_subsampled_gaussian",
+    "rdp_to_dp",
+    "zcdp_to_dp",
+    "pld_epsilon_subsampled_gaussian",
+    "dpsgd_epsilon",
+    "noise_multiplier_for",
+]

@@ -60,17 +60,18 @@ _CONVERSION_METHODS = ("tight", "classic")
 # --------------------------------------------------------------------------------------------
 # validation helpers
 # --------------------------------------------------------------------------------------------
-def _check_orders(orders: Any) -> np.ndarray:
-    """Return the orders as a float array; each must be a finite number > 1."""
+def _check_orders(orders: Any, *, allow_one: bool = False) -> np.ndarray:
+    """Return the orders as a float array; each must be a finite number > 1 (>= 1 if allowed)."""
     try:
         arr = np.asarray(orders, dtype=float)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"orders must be a number or an array of numbers, got {type(orders).__name__}") from exc
     if arr.size == 0:
         raise ValueError("orders must not be empty")
-    if not np.all(np.isfinite(arr)) or np.any(arr <= 1):
-        bad = arr[~(np.isfinite(arr) & (arr > 1))].ravel()[0]
-        raise ValueError(f"orders must be finite numbers > 1, got {bad!r}")
+    ok = np.isfinite(arr) & ((arr >= 1) if allow_one else (arr > 1))
+    if not np.all(ok):
+        bound = ">= 1" if allow_one else "> 1"
+        raise ValueError(f"orders must be finite numbers {bound}, got {arr[~ok].ravel()[0]!r}")
     return arr
 
 
@@ -125,18 +126,28 @@ def rdp_gaussian(sigma: float, orders: ArrayLike, *, sensitivity: float = 1.0) -
 # --------------------------------------------------------------------------------------------
 # Poisson-subsampled Gaussian mechanism ([MTZ19])
 # --------------------------------------------------------------------------------------------
-def _log_a_int(q: float, sigma: float, alpha: int) -> float:
-    """log A_α for integer α by the finite binomial sum of [MTZ19] Section 3.3.
+def _log_a_int(q: float, sigma: float, alphas: np.ndarray) -> np.ndarray:
+    """log A_α for integer orders α by the finite binomial sum of [MTZ19] Section 3.3.
 
-    A_α = Σ_{i=0}^{α} C(α, i) (1 − q)^{α−i} q^i exp((i² − i) / (2σ²)).
+    A_α = Σ_{i=0}^{α} C(α, i) (1 − q)^{α−i} q^i exp((i² − i) / (2σ²)), all orders at once (terms
+    with i > α are masked out).
     """
-    i = np.arange(alpha + 1, dtype=float)
-    log_comb = special.gammaln(alpha + 1) - special.gammaln(i + 1) - special.gammaln(alpha - i + 1)
-    log_terms = log_comb + i * math.log(q) + (alpha - i) * math.log1p(-q) + (i * i - i) / (2 * sigma**2)
-    return float(special.logsumexp(log_terms))
+    alphas = np.asarray(alphas, dtype=float)[:, None]
+    if alphas.size > 1 and alphas.max() > 4096:  # keep the padded matrix small
+        return np.concatenate([_log_a_int(q, sigma, a) for a in alphas])
+    top = int(alphas.max())
+    log_factorial = special.gammaln(np.arange(top + 2, dtype=float))  # log n! = gammaln(n + 1)
+    i_int = np.arange(top + 1)[None, :]
+    a_int = alphas.astype(np.int64)
+    inside = i_int <= a_int
+    j_int = np.where(inside, a_int - i_int, 0)
+    log_comb = log_factorial[a_int + 1] - log_factorial[i_int + 1] - log_factorial[j_int + 1]
+    i, j = i_int.astype(float), j_int.astype(float)
+    log_terms = log_comb + i * math.log(q) + j * math.log1p(-q) + (i * i - i) / (2 * sigma**2)
+    return special.logsumexp(np.where(inside, log_terms, -np.inf), axis=1)
 
 
-def _log_a_frac(q: float, sigma: np.ndarray | float, alphas: np.ndarray) -> np.ndarray:
+def _log_a_frac(q: float, sigma: float, alphas: np.ndarray) -> np.ndarray:
     """log A_α for fractional α by the two convergent series of [MTZ19] Section 3.4.
 
     With z₀ = σ² log(1/q − 1) + 1/2 the integral defining A_α is split at z₀ and each half is
@@ -148,14 +159,25 @@ def _log_a_frac(q: float, sigma: np.ndarray | float, alphas: np.ndarray) -> np.n
     Like dp-accounting's ``_compute_log_a_frac`` (which takes |C(α, i)| through ``gammaln``), the
     running log-sums stop at the first term i where both series are decreasing and their terms
     are below e⁻³⁰ of the total; an order whose series has not stopped after 1000 terms is
-    reported as ``inf`` (unusable) instead of an unconverged value.
+    reported as ``inf`` (unusable) instead of an unconverged value. The first 64 terms are
+    tried first: the stopping rule only looks back, so this gives the same answer, faster.
     """
-    alphas = np.asarray(alphas, dtype=float)[:, None]
-    i = np.arange(_MAX_SERIES_TERMS, dtype=float)[None, :]
-    j = alphas - i
+    alphas = np.asarray(alphas, dtype=float)
+    out = _log_a_frac_series(q, sigma, alphas, 64)
+    retry = ~np.isfinite(out)
+    if retry.any():
+        out[retry] = _log_a_frac_series(q, sigma, alphas[retry], _MAX_SERIES_TERMS)
+    return out
+
+
+def _log_a_frac_series(q: float, sigma: float, alphas: np.ndarray, terms: int) -> np.ndarray:
+    """The series of :func:`_log_a_frac` on its first ``terms`` terms (inf if not stopped)."""
+    col = alphas[:, None]
+    i = np.arange(terms, dtype=float)[None, :]
+    j = col - i
     log_q, log1mq = math.log(q), math.log1p(-q)
     z0 = sigma**2 * math.log(1 / q - 1) + 0.5
-    log_comb = special.gammaln(alphas + 1) - special.gammaln(i + 1) - special.gammaln(j + 1)
+    log_comb = special.gammaln(col + 1) - special.gammaln(i + 1) - special.gammaln(j + 1)
     # log(½ erfc(x / √2 / σ)) = log Φ(−x / σ), computed without underflow by log_ndtr.
     log_s0 = (log_comb + i * log_q + j * log1mq + (i * i - i) / (2 * sigma**2)
               + special.log_ndtr((z0 - i) / sigma))
@@ -166,7 +188,7 @@ def _log_a_frac(q: float, sigma: np.ndarray | float, alphas: np.ndarray) -> np.n
         decreasing = np.zeros_like(log_s0, dtype=bool)
         decreasing[:, 1:] = (log_s0[:, 1:] < log_s0[:, :-1]) & (log_s1[:, 1:] < log_s1[:, :-1])
         stop = decreasing & (np.maximum(log_s0, log_s1) < total - 30)
-    out = np.full(alphas.shape[0], np.inf)
+    out = np.full(col.shape[0], np.inf)
     converged = stop.any(axis=1)
     first = np.argmax(stop, axis=1)
     out[converged] = total[converged, first[converged]]
@@ -210,6 +232,11 @@ def rdp_subsampled_gaussian(q: float, sigma: float, orders: ArrayLike) -> Any:
     series with erfc factors ([MTZ19] Section 3.4). Everything is computed in log space
     (``gammaln``, ``logsumexp``, ``log_ndtr``), so σ = 0.5 at α = 1024 does not overflow.
 
+    Like dp-accounting, the fractional series adds the *absolute values* |C(α, i)| of the
+    generalised binomial coefficients, which alternate in sign once i > α + 1. The result is
+    therefore a slight over-estimate (about 0.1% at q = 0.05, σ = 0.8, α = 3.3) — conservative,
+    hence still a valid privacy bound, and identical to dp-accounting's. Integer orders are exact.
+
     Examples
     --------
     >>> round(50 * rdp_subsampled_gaussian(0.01, 2.5, 5), 8)   # dp-accounting's own test
@@ -226,8 +253,8 @@ def rdp_subsampled_gaussian(q: float, sigma: float, orders: ArrayLike) -> Any:
 
     log_a = np.empty_like(flat)
     is_int = flat == np.floor(flat)
-    for k in np.flatnonzero(is_int):  # one vectorised sum of at most α + 1 terms per order
-        log_a[k] = _log_a_int(q, sigma, int(flat[k]))  # [MTZ19] Section 3.3
+    if np.any(is_int):
+        log_a[is_int] = _log_a_int(q, sigma, flat[is_int])  # [MTZ19] Section 3.3
     if np.any(~is_int):
         log_a[~is_int] = _log_a_frac(q, sigma, flat[~is_int])  # [MTZ19] Section 3.4
     return _output(log_a / (flat - 1.0), alphas)
@@ -244,7 +271,8 @@ def rdp_to_dp(
     Parameters
     ----------
     orders : array_like
-        Rényi orders α (each finite and > 1), 1-d.
+        Rényi orders α (each finite and ≥ 1; α = 1, the KL divergence, is used only through the
+        KL bound of the tight method), 1-d.
     rdp : array_like
         ρ(α) for each order, same length, each ≥ 0 (``inf`` allowed: that order is unusable).
     delta : float
@@ -262,7 +290,7 @@ def rdp_to_dp(
     ------
     ValueError
         If ``delta`` is outside (0, 1), the arrays differ in length or are empty, an order is
-        ≤ 1, an RDP value is negative or NaN, or ``method`` is unknown.
+        < 1, an RDP value is negative or NaN, or ``method`` is unknown.
 
     Notes
     -----
@@ -282,7 +310,7 @@ def rdp_to_dp(
     if method not in _CONVERSION_METHODS:
         raise ValueError(f"method must be one of {_CONVERSION_METHODS}, got {method!r}")
     delta = check_delta(delta, "delta", allow_zero=False)
-    alphas = _check_orders(orders).ravel()
+    alphas = _check_orders(orders, allow_one=True).ravel()
     try:
         rho = np.asarray(rdp, dtype=float).ravel()
     except (TypeError, ValueError) as exc:
@@ -335,7 +363,7 @@ def zcdp_to_dp(rho: float, delta: float, *, method: str = "classic") -> float:
     Examples
     --------
     >>> round(zcdp_to_dp(0.5, 1e-5), 6)
-    5.298317
+    5.298526
     """
     if method not in ("classic", "tight"):
         raise ValueError(f"method must be one of ('classic', 'tight'), got {method!r}")

@@ -81,6 +81,10 @@ _EXPORTS: dict[str, str] = {
     "mean_sensitivity": "dplib.sensitivity",
     # accounting
     "PrivacyAccountant": "dplib.accounting.accountant",
+    "PureDpEvent": "dplib.accounting.events",
+    "ApproxDpEvent": "dplib.accounting.events",
+    "GaussianEvent": "dplib.accounting.events",
+    "SampledGaussianEvent": "dplib.accounting.events",
     "sequential_composition": "dplib.accounting.composition",
     "parallel_composition": "dplib.accounting.composition",
     "advanced_composition": "dplib.accounting.composition",

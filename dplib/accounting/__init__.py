@@ -1,6 +1,7 @@
 """Privacy accounting: budgets, composition theorems, Renyi DP and privacy-loss distributions.
 
-accountant   PrivacyAccountant: a budget that refuses to be overspent
+events       privacy events: immutable descriptions of releases
+accountant   PrivacyAccountant: a budget that interprets events and refuses to be overspent
 composition  sequential, parallel, advanced (DRV 2010) and optimal (KOV 2015) composition
 rdp          Renyi DP of the (subsampled) Gaussian and its conversion to (epsilon, delta)
 pld          privacy-loss distributions of the Poisson-subsampled Gaussian (tightest)
@@ -15,12 +16,24 @@ from dplib.accounting.composition import (
     sequential_composition,
 )
 from dplib.accounting.dpsgd import dpsgd_epsilon, noise_multiplier_for
+from dplib.accounting.events import (
+    ApproxDpEvent,
+    GaussianEvent,
+    PrivacyEvent,
+    PureDpEvent,
+    SampledGaussianEvent,
+)
 from dplib.accounting.pld import pld_epsilon_subsampled_gaussian
 from dplib.accounting.rdp import rdp_gaussian, rdp_subsampled_gaussian, rdp_to_dp, zcdp_to_dp
 
 __all__ = [
     "PrivacyAccountant",
     "Spend",
+    "PrivacyEvent",
+    "PureDpEvent",
+    "ApproxDpEvent",
+    "GaussianEvent",
+    "SampledGaussianEvent",
     "sequential_composition",
     "parallel_composition",
     "advanced_composition",

@@ -79,6 +79,8 @@ _EXPORTS: dict[str, str] = {
     "histogram_sensitivity": "dplib.sensitivity",
     "sum_sensitivity": "dplib.sensitivity",
     "mean_sensitivity": "dplib.sensitivity",
+    # models
+    "DPNaiveBayes": "dplib.naive_bayes",
     # accounting
     "PrivacyAccountant": "dplib.accounting.accountant",
     "PureDpEvent": "dplib.accounting.events",

@@ -54,8 +54,12 @@ def rr_epsilon(truth_probability: float) -> float:
     ----------
     Dwork & Roth (2014), *The Algorithmic Foundations of Differential Privacy*, Claim 3.5.
     """
-    if isinstance(truth_probability, bool) or not isinstance(truth_probability, (int, float, np.floating)):
-        raise TypeError(f"truth_probability must be a real number, got {type(truth_probability).__name__}")
+    if isinstance(truth_probability, bool) or not isinstance(
+        truth_probability, (int, float, np.floating)
+    ):
+        raise TypeError(
+            f"truth_probability must be a real number, got {type(truth_probability).__name__}"
+        )
     p = float(truth_probability)
     if not (0.5 < p < 1.0):
         raise ValueError(f"truth_probability must be in (0.5, 1), got {truth_probability!r}")
@@ -134,7 +138,9 @@ def rr_estimate(reports: Any, epsilon: float) -> float:
     return float((arr.mean() - (1.0 - p)) / (2.0 * p - 1.0))
 
 
-def rr_variance(proportion: float, n: int, epsilon: float, *, include_sampling: bool = True) -> float:
+def rr_variance(
+    proportion: float, n: int, epsilon: float, *, include_sampling: bool = True
+) -> float:
     """Variance of :func:`rr_estimate` over ``n`` respondents whose true proportion is ``proportion``.
 
     With ``include_sampling=True`` (default) the respondents are a random sample from a population
@@ -182,7 +188,9 @@ def _as_categories(values: Any, k: int, name: str) -> np.ndarray:
     return arr.astype(np.int64)
 
 
-def k_randomized_response(values: Any, k: int, epsilon: float, *, rng: Any = None) -> np.ndarray | int:
+def k_randomized_response(
+    values: Any, k: int, epsilon: float, *, rng: Any = None
+) -> np.ndarray | int:
     """k-ary randomized response: keep the true category w.p. ``p``, else report another uniformly.
 
     ``p = e^eps / (e^eps + k - 1)``; each of the ``k - 1`` other categories has probability

@@ -69,6 +69,11 @@ _EXPORTS: dict[str, str] = {
     "exponential_mechanism_probabilities": "dplib.mechanisms.exponential",
     "report_noisy_max": "dplib.mechanisms.exponential",
     "permute_and_flip": "dplib.mechanisms.exponential",
+    # private selection built on the exponential mechanism
+    "private_median": "dplib.selection",
+    "private_mode": "dplib.selection",
+    "median_utility": "dplib.selection",
+    "exponential_utility_bound": "dplib.selection",
     # queries and sensitivities
     "clamp": "dplib.queries",
     "private_count": "dplib.queries",

@@ -18,9 +18,13 @@ Accounting
     PrivacyAccountant, BudgetExceededError, sequential_composition, parallel_composition,
     advanced_composition, optimal_composition, rdp_gaussian, rdp_subsampled_gaussian, rdp_to_dp,
     zcdp_to_dp, pld_epsilon_subsampled_gaussian, dpsgd_epsilon, noise_multiplier_for
+Learning and auditing
+    DPNaiveBayes, DPSGDClassifier, per_example_gradients, clip_gradients, noisy_gradient,
+    poisson_sample, loss_threshold_attack, epsilon_lower_bound, audit_mechanism,
+    audit_training_one_run, one_run_epsilon_lower_bound
 Subpackages
     dplib.testing (statistical assertions), dplib.grading (hidden-test helpers),
-    dplib.accounting, dplib.datasets, dplib.attacks
+    dplib.accounting, dplib.dpsgd, dplib.auditing, dplib.confidence, dplib.datasets, dplib.attacks
 """
 
 from __future__ import annotations
@@ -86,6 +90,18 @@ _EXPORTS: dict[str, str] = {
     "mean_sensitivity": "dplib.sensitivity",
     # models
     "DPNaiveBayes": "dplib.naive_bayes",
+    "DPSGDClassifier": "dplib.dpsgd.classifier",
+    # DP-SGD building blocks
+    "per_example_gradients": "dplib.dpsgd.gradients",
+    "clip_gradients": "dplib.dpsgd.clipping",
+    "noisy_gradient": "dplib.dpsgd.optimizer",
+    "poisson_sample": "dplib.dpsgd.optimizer",
+    # auditing and attacks on models
+    "loss_threshold_attack": "dplib.auditing.membership",
+    "epsilon_lower_bound": "dplib.auditing.lower_bounds",
+    "audit_mechanism": "dplib.auditing.lower_bounds",
+    "audit_training_one_run": "dplib.auditing.canaries",
+    "one_run_epsilon_lower_bound": "dplib.auditing.canaries",
     # accounting
     "PrivacyAccountant": "dplib.accounting.accountant",
     "PureDpEvent": "dplib.accounting.events",
@@ -113,6 +129,8 @@ _SUBMODULES = (
     "datasets",
     "attacks",
     "mechanisms",
+    "dpsgd",
+    "auditing",
 )
 
 __all__ = sorted(_EXPORTS)

@@ -1,0 +1,193 @@
+"""The private part of a DP-SGD step: Poisson sampling and the noisy aggregated gradient.
+
+One step of DP-SGD (Abadi et al. 2016, Algorithm 1, with the Poisson sampling its moments
+accountant assumes):
+
+1. :func:`poisson_sample` — every example joins the batch independently with probability q
+   (the batch size is random, Binomial(N, q), possibly 0);
+2. per-example gradients, clipped to norm C (:func:`~dplib.dpsgd.clipping.clip_gradients`);
+3. :func:`noisy_gradient` — ``g̃ = (Σ_{i ∈ batch} ḡ_i + N(0, σ² C² I)) / (q N)``.
+
+The sum has L2 sensitivity C under adding or removing one example, so step 3 is the Gaussian
+mechanism with noise multiplier σ, and with step 1 a Poisson-subsampled Gaussian mechanism,
+which :func:`dplib.accounting.dpsgd.dpsgd_epsilon` accounts for. Dividing by the *expected*
+batch size q N, a public constant, rather than by the realised batch size (which depends on the
+data set's size and would need its own privacy analysis) is Opacus's convention for Poisson
+sampling (``DPOptimizer(expected_batch_size=...)``). Everything done to g̃ afterwards (momentum,
+Adam, learning-rate schedules, averaging of iterates) is post-processing and costs no privacy.
+
+References
+----------
+.. [ACG+16] M. Abadi et al., "Deep Learning with Differential Privacy", CCS 2016, Algorithm 1.
+.. [Opacus] A. Yousefpour et al., "Opacus: User-Friendly Differential Privacy Library in
+   PyTorch", arXiv:2109.12298, 2021 (``DPOptimizer``, ``expected_batch_size``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dplib._validation import (
+    as_generator,
+    check_integer,
+    check_positive,
+    check_probability,
+    check_sensitivity,
+)
+from dplib.dpsgd.clipping import PerExampleGrads, _as_blocks, _clip_blocks
+
+__all__ = ["poisson_sample", "noisy_gradient", "privatize_gradient_sum"]
+
+
+def poisson_sample(n: int, sampling_rate: float, *, rng: Any = None) -> np.ndarray:
+    """Poisson sampling: a boolean mask in which each of ``n`` examples is ``True`` w.p. q.
+
+    Parameters
+    ----------
+    n : int
+        Number of examples, ≥ 1.
+    sampling_rate : float
+        q in (0, 1]: the probability that each example is in the batch (expected batch size / n).
+    rng : None, int or numpy.random.Generator, keyword-only
+        Source of randomness.
+
+    Returns
+    -------
+    ndarray of bool, shape (n,)
+        Independent Bernoulli(q) indicators; ``np.flatnonzero(mask)`` gives the indices. The batch
+        size ``mask.sum()`` is Binomial(n, q) and may be 0.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` < 1 or ``sampling_rate`` is outside (0, 1].
+    TypeError
+        If ``n`` is not an integer.
+
+    Notes
+    -----
+    The privacy amplification by subsampling in the RDP and PLD analyses of DP-SGD ([ACG+16]
+    Section 3.1; Mironov, Talwar, Zhang 2019) is for this sampling scheme, not for shuffling the
+    data into fixed-size batches.
+
+    Examples
+    --------
+    >>> mask = poisson_sample(1000, 0.25, rng=0)
+    >>> mask.dtype, mask.shape
+    (dtype('bool'), (1000,))
+    """
+    n = check_integer(n, "n", minimum=1)
+    q = check_probability(sampling_rate, "sampling_rate", low_open=True)
+    gen = as_generator(rng)
+    return gen.random(n) < q
+
+
+def noisy_gradient(
+    per_example_grads: PerExampleGrads,
+    max_norm: float,
+    noise_multiplier: float,
+    expected_batch_size: float,
+    *,
+    rng: Any = None,
+) -> Any:
+    """The privatised average gradient of one DP-SGD step.
+
+    Parameters
+    ----------
+    per_example_grads : ndarray of shape (b, ...) or list of such arrays
+        The per-example gradients of the sampled batch (b may be 0), examples on axis 0; a list
+        holds one block per parameter. They are clipped here (jointly over the blocks), so
+        unclipped gradients may be passed.
+    max_norm : float
+        Clipping norm C > 0.
+    noise_multiplier : float
+        σ ≥ 0; the noise on the sum has standard deviation σ C per coordinate. σ = 0 turns the
+        noise off (no privacy: for baselines and audits only).
+    expected_batch_size : float
+        q N > 0, the divisor (not the realised batch size b).
+    rng : None, int or numpy.random.Generator, keyword-only
+        Source of the noise.
+
+    Returns
+    -------
+    ndarray or list of ndarray
+        Shaped like one example's gradient (the blocks without their leading axis):
+        ``(Σ_i clip(g_i, C) + N(0, σ² C² I)) / (q N)``.
+
+    Raises
+    ------
+    ValueError
+        If ``max_norm`` or ``expected_batch_size`` is not > 0, ``noise_multiplier`` < 0, or the
+        gradients are inconsistent or not finite.
+
+    Notes
+    -----
+    [ACG+16] Algorithm 1: g̃_t = (1/L) (Σ_i ḡ_t(x_i) + N(0, σ² C² I)), with L = q N the expected
+    ("lot") size, as Opacus normalises under Poisson sampling. Each coordinate of the result
+    has noise standard deviation σ C / (q N).
+
+    Examples
+    --------
+    >>> g = np.array([[3.0, 4.0], [0.3, 0.4]])     # norms 5 and 0.5
+    >>> noisy_gradient(g, 1.0, 0.0, 2.0).tolist()  # σ = 0 shows the arithmetic: no noise
+    [0.45, 0.6]
+    >>> noisy_gradient(np.zeros((0, 2)), 1.0, 1.0, 2.0, rng=0).shape   # empty batch: noise only
+    (2,)
+    """
+    max_norm = check_positive(max_norm, "max_norm")
+    check_sensitivity(noise_multiplier, "noise_multiplier")
+    check_positive(expected_batch_size, "expected_batch_size")
+    blocks, single = _as_blocks(per_example_grads)
+    clipped = _clip_blocks(blocks, max_norm)  # [ACG+16] Algorithm 1, "clip gradient"
+    out = privatize_gradient_sum(
+        [block.sum(axis=0) for block in clipped],
+        max_norm,
+        noise_multiplier,
+        expected_batch_size,
+        rng=rng,
+    )
+    return out[0] if single else out
+
+
+def privatize_gradient_sum(
+    clipped_sum: Any,
+    max_norm: float,
+    noise_multiplier: float,
+    expected_batch_size: float,
+    *,
+    rng: Any = None,
+) -> Any:
+    """``(clipped_sum + N(0, σ² C² I)) / (q N)``: the noise step alone.
+
+    For callers that already hold the sum of *clipped* per-example gradients (e.g. from
+    :func:`~dplib.dpsgd.gradients.clipped_gradient_sum`, which never materialises them).
+    Passing anything else (an unclipped sum) voids the guarantee: the noise is calibrated to a
+    sensitivity of C.
+
+    Parameters
+    ----------
+    clipped_sum : ndarray or list of ndarray
+        Σ_i clip(g_i, C), one array per parameter.
+    max_norm, noise_multiplier, expected_batch_size
+        C > 0, σ ≥ 0 and q N > 0, as in :func:`noisy_gradient`.
+    rng : None, int or numpy.random.Generator, keyword-only
+
+    Returns
+    -------
+    ndarray or list of ndarray
+        Same structure as ``clipped_sum``.
+    """
+    max_norm = check_positive(max_norm, "max_norm")
+    sigma = check_sensitivity(noise_multiplier, "noise_multiplier")
+    divisor = check_positive(expected_batch_size, "expected_batch_size")
+    single = isinstance(clipped_sum, np.ndarray)
+    blocks = [np.asarray(b, dtype=float) for b in ([clipped_sum] if single else clipped_sum)]
+    gen = as_generator(rng)
+    out = []
+    for total in blocks:
+        if sigma > 0:
+            total = total + gen.normal(0.0, sigma * max_norm, size=total.shape)  # N(0, σ²C²I)
+        out.append(total / divisor)  # ÷ expected batch size q N (Opacus's convention)
+    return out[0] if single else out

@@ -7,7 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: course test lint bench tour clean-venv
+.PHONY: course test lint bench tour clean-venv release grade lab
 
 # (Re)build the virtual environment when it is missing or older than the package metadata.
 $(STAMP): pyproject.toml
@@ -17,7 +17,22 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 course: $(STAMP)
-	$(PY) -m dplib
+	$(PY) -m coursetools course
+
+# Grading pipeline (docs/grading.md): solutions/ -> notebooks/, batch grading, JupyterLab.
+SUBMISSIONS ?= submissions
+GRADES ?= build/grades.csv
+GRADE_ARGS ?=
+LAB_ARGS ?=
+
+release: $(STAMP)
+	$(PY) -m coursetools release
+
+grade: $(STAMP)
+	$(PY) -m coursetools grade $(SUBMISSIONS) --grades $(GRADES) $(GRADE_ARGS)
+
+lab: $(STAMP)
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=notebooks $(LAB_ARGS)
 
 tour: $(STAMP)
 	$(PY) -m dplib
@@ -26,7 +41,7 @@ test: $(STAMP)
 	$(PY) -m pytest -q
 
 lint: $(STAMP)
-	$(PY) -m ruff check dplib tests bench
+	$(PY) -m ruff check dplib tests bench coursetools examples
 
 # Benchmarks run beside the peers (OpenDP, diffprivlib, dp-accounting) in their own environment.
 BENCH_VENV := .venv-bench

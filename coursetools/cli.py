@@ -1,0 +1,392 @@
+"""Command line of the course tools: ``python -m coursetools {release,validate,grade,course}``.
+
+One job: orchestration. Find the assignments and submissions, build the grading jobs, hand them
+to an executor, write what the other modules produce. The Makefile targets call these commands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import importlib.util
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+
+from coursetools import executors, feedback
+from coursetools.grade import Job, Options, grade_job
+from coursetools.release import (
+    IGNORED,
+    find_assignments,
+    notebook_bytes,
+    release_all,
+    release_notebook,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILD = ROOT / "build"
+PILOT = ROOT / "tests" / "fixtures" / "solutions"
+MAX_EXTRA_BYTES = 20 * 1024**2  # other files handed in with a notebook (data), in total
+
+
+# ------------------------------------------------------------------------------------------ jobs
+
+
+def collect_jobs(
+    submissions: Path, source_root: Path, options: Options
+) -> tuple[list[Job], list[str]]:
+    """One job per (student, assignment) found under ``submissions/<student>/<assignment>/``.
+
+    Every student gets a row for every assignment that anyone handed in; an assignment that a
+    student did not hand in is a job without a notebook (0 points, reported). Directories that
+    name no known assignment are reported and skipped.
+    """
+    submissions, source_root = Path(submissions), Path(source_root)
+    known = find_assignments(source_root)
+    students = sorted(d for d in submissions.iterdir() if d.is_dir() and not d.name.startswith("."))
+    warnings: list[str] = []
+    handed_in: set[str] = set()
+    for student in students:
+        for sub in student.iterdir():
+            if sub.is_dir() and not sub.name.startswith("."):
+                if sub.name in known:
+                    handed_in.add(sub.name)
+                else:
+                    warnings.append(
+                        f"{student.name}/{sub.name}: not an assignment of the course, skipped"
+                    )
+    texts, assets = {}, {}
+    for name in sorted(handed_in):
+        source = (source_root / name / f"{name}.ipynb").read_text(encoding="utf-8")
+        release = notebook_bytes(release_notebook(nbformat.reads(source, as_version=4), name))
+        texts[name] = (source, release.decode("utf-8"))
+        # The assignment's own files (data shipped beside the notebook, released as they are):
+        # put in every workspace, over any file of the same name a student handed in.
+        assets[name] = {
+            str(p.relative_to(source_root / name)): p.read_bytes()
+            for p in sorted((source_root / name).rglob("*"))
+            if p.is_file() and p.suffix != ".ipynb" and not IGNORED.intersection(p.parts)
+        }
+    jobs = []
+    for student in students:
+        for name in sorted(handed_in):
+            source, release = texts[name]
+            job = Job(
+                student=student.name,
+                assignment=name,
+                source=source,
+                release=release,
+                submission=None,
+                notebook_name=f"{name}.ipynb",
+                options=options,
+            )
+            folder = student / name
+            notebooks = (
+                [p for p in sorted(folder.glob("*.ipynb")) if _inside(p, folder)]
+                if folder.is_dir()
+                else []
+            )
+            if not folder.is_dir():
+                job.problems.append("nothing handed in for this assignment")
+            elif not notebooks and any(folder.glob("*.ipynb")):
+                job.problems.append("no notebook handed in (symbolic links are not followed)")
+            elif not notebooks:
+                job.problems.append("no notebook handed in")
+            else:
+                chosen = folder / f"{name}.ipynb"
+                if chosen not in notebooks:
+                    chosen = notebooks[0]
+                    job.problems.append(f"no {name}.ipynb: graded {chosen.name} instead")
+                job.submission = chosen.read_bytes()
+                total = 0
+                for extra in sorted(folder.rglob("*")):
+                    if (
+                        _inside(extra, folder)
+                        and extra.is_file()
+                        and extra.suffix != ".ipynb"
+                        and ".ipynb_checkpoints" not in extra.parts
+                    ):
+                        total += extra.stat().st_size
+                        if total <= MAX_EXTRA_BYTES:
+                            job.files[str(extra.relative_to(folder))] = extra.read_bytes()
+            job.files.update(assets[name])
+            jobs.append(job)
+    return jobs, warnings
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    """A real file of the submission: no symbolic link (to solutions/, say) is followed."""
+    if path.is_symlink() or any(
+        p.is_symlink() for p in path.relative_to(folder).parents if p != Path(".")
+    ):
+        return False
+    return folder.resolve() in path.resolve().parents
+
+
+def _lost(job: Job, exc: BaseException) -> dict:
+    from coursetools.grade import _empty_result  # the same empty shape as a failed submission
+
+    source = nbformat.reads(job.source, as_version=4)
+    result = _empty_result(
+        job, source, [f"grader error, grade again: {type(exc).__name__}: {exc}"[:300]], "?"
+    )
+    result["grader_error"] = True
+    return result
+
+
+def grade_class(
+    jobs: list[Job], *, workers: int | None = None, scheduler=None, stream=None
+) -> list[dict]:
+    """Grade every job through an executor; jobs lost by the executor are retried here, serially."""
+
+    def label(j):
+        return f"{j.student}/{j.assignment}"
+
+    def describe(r):
+        return f"{r['score']:g}/{r['max_score']:g}" + (" (problems)" if r["problems"] else "")
+
+    with executors.make_executor(workers, scheduler) as executor:
+        results = executors.run_all(
+            executor, grade_job, jobs, label=label, describe=describe, on_error=_lost, stream=stream
+        )
+    retry = [i for i, r in enumerate(results) if r.get("grader_error")]
+    if retry:
+        print(f"retrying {len(retry)} submission(s) the executor lost", file=stream or sys.stderr)
+        again = executors.run_all(
+            executors.SerialExecutor(),
+            grade_job,
+            [jobs[i] for i in retry],
+            label=label,
+            describe=describe,
+            on_error=_lost,
+            stream=stream,
+        )
+        for i, result in zip(retry, again, strict=True):
+            results[i] = result
+    return results
+
+
+def write_outputs(results: list[dict], grades: Path, feedback_dir: Path) -> None:
+    feedback.write_grades(results, grades)
+    if feedback_dir.exists():
+        shutil.rmtree(feedback_dir)
+    feedback.write_feedback(results, feedback_dir)
+    details = Path(grades).with_suffix(".json")
+    slim = [{k: v for k, v in r.items() if k != "feedback"} for r in results]
+    details.write_text(json.dumps(slim, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def report(results: list[dict], grades: Path, feedback_dir: Path, warnings: list[str] = ()) -> str:
+    modes = sorted({r["sandbox"] for r in results if r["sandbox"] != "?"})
+    text = feedback.summary_table(results) + "\n" + feedback.problem_report(results)
+    text += "".join(f"  {w}\n" for w in warnings)
+    text += f"\nsandbox: {', '.join(modes) or 'none used'}"
+    text += f"\ngrades: {grades}  (details: {Path(grades).with_suffix('.json')})"
+    text += f"\nfeedback: {feedback_dir}/<student>/<assignment>.html\n"
+    return text
+
+
+def hide_list(*extra: Path) -> tuple[str, ...]:
+    """Instructor directories covered in the kernel's view (setuid sandbox mode)."""
+    paths = [
+        ROOT / "solutions",
+        ROOT / "tests",
+        ROOT / "examples",
+        ROOT / "build",
+        ROOT / ".git",
+        Path.home(),
+        *extra,
+    ]
+    return tuple(sorted({str(p.resolve()) for p in paths}))
+
+
+# -------------------------------------------------------------------------------------- commands
+
+
+def cmd_release(args) -> int:
+    written = release_all(args.source, args.release)
+    print(
+        f"released {len(find_assignments(args.source))} assignment(s) from {args.source} "
+        f"into {args.release} ({len(written)} file(s))"
+    )
+    return 0
+
+
+def _validate_one(path: str) -> tuple[str, dict]:
+    from nbgrader.validator import Validator
+    from traitlets.config import Config
+
+    config = Config({"Execute": {"timeout": 600}, "Validator": {"ignore_checksums": True}})
+    return path, Validator(config=config).validate(path)
+
+
+def validate(source_root: Path, workers: int | None = None) -> list[str]:
+    """nbgrader's Validator on every source notebook; returns the failures, as text."""
+    paths = [str(Path(source_root) / n / f"{n}.ipynb") for n in find_assignments(source_root)]
+    failures = []
+    workers = min(len(paths), workers or executors.default_workers()) or 1
+    with cf.ProcessPoolExecutor(max_workers=workers) as pool:
+        for path, result in pool.map(_validate_one, paths):
+            bad = (
+                result.get("failed", [])
+                + result.get("type_changed", [])
+                + result.get("changed", [])
+            )
+            print(f"  {'ok  ' if not bad else 'FAIL'} {path}", flush=True)
+            for cell in bad:
+                error = cell.get("raw_error", "").strip().splitlines()
+                failures.append(
+                    f"{path}: {cell['source'].splitlines()[0] if cell['source'] else ''}"
+                    f" -> {error[-1] if error else 'failed'}"
+                )
+    return failures
+
+
+def cmd_validate(args) -> int:
+    failures = validate(args.source, args.workers)
+    print("\n".join(failures) if failures else "every solution notebook passes all its tests")
+    return 1 if failures else 0
+
+
+def _options(args) -> Options:
+    return Options(
+        cell_timeout=args.cell_timeout,
+        notebook_timeout=args.notebook_timeout,
+        sandbox=args.sandbox,
+        memory_bytes=int(args.memory_gb * 1024**3),
+        hide=hide_list(Path(args.submissions), Path(args.grades).parent),
+    )
+
+
+def cmd_grade(args) -> int:
+    jobs, warnings = collect_jobs(args.submissions, args.source, _options(args))
+    if not jobs:
+        print(
+            f"no submissions found under {args.submissions}/<student>/<assignment>/",
+            file=sys.stderr,
+        )
+        return 1
+    start = time.monotonic()
+    results = grade_class(jobs, workers=args.workers, scheduler=args.scheduler)
+    feedback_dir = Path(args.feedback) if args.feedback else Path(args.grades).parent / "feedback"
+    write_outputs(results, Path(args.grades), feedback_dir)
+    print(report(results, Path(args.grades), feedback_dir, warnings))
+    print(f"graded {len(results)} submission(s) in {time.monotonic() - start:.1f} s")
+    return 0
+
+
+def _load_example_generator():
+    spec = importlib.util.spec_from_file_location("make_class", ROOT / "examples" / "make_class.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def cmd_course(args) -> int:
+    """The main job: release, example class, validation and grading in one parallel pass.
+
+    Each solution notebook is validated by running it with its hidden tests: the example student
+    ``ada_full`` *is* the solution notebook (answers filled in from solutions/, hidden tests merged
+    back by the grader), so her grade is the validation and no notebook runs twice. With
+    ``--nbgrader-validate`` nbgrader's own Validator runs as well (``make test`` always does).
+    """
+    start = time.monotonic()
+    source, release = Path(args.source), Path(args.release)
+    if not find_assignments(source):
+        print(f"no notebook in {source}/ yet: running the course pipeline on the pilot fixture")
+        source, release = PILOT, BUILD / "pilot-release"
+    print(f"== 1. release: {source} -> {release}")
+    cmd_release(argparse.Namespace(source=source, release=release))
+    failures = []
+    if args.nbgrader_validate:
+        print("== 1b. nbgrader Validator on every solution notebook")
+        failures = validate(source, args.workers)
+    print("== 2. example class, generated from the notebooks by examples/make_class.py")
+    klass = BUILD / "example-class"
+    if klass.exists():
+        shutil.rmtree(klass)
+    written = _load_example_generator().make_class(source, klass)
+    print(f"  {len(written)} submission(s) in {klass}: ada_full, bob_partial, cy_blank")
+    print("== 3. execute and validate every solution notebook (ada_full) and grade the class")
+    grades, feedback_dir = BUILD / "grades.csv", BUILD / "feedback"
+    options = Options(
+        cell_timeout=args.cell_timeout,
+        notebook_timeout=args.notebook_timeout,
+        sandbox=args.sandbox,
+        memory_bytes=int(args.memory_gb * 1024**3),
+        hide=hide_list(klass),
+    )
+    jobs, warnings = collect_jobs(klass, source, options)
+    results = grade_class(jobs, workers=args.workers, scheduler=args.scheduler)
+    write_outputs(results, grades, feedback_dir)
+    print(report(results, grades, feedback_dir, warnings))
+    print("validation (each solution notebook run with its hidden tests must score full marks):")
+    for r in (r for r in results if r["student"] == "ada_full"):
+        bad = [c for c in r["cells"] if c["kind"] == "auto" and c["status"] != "passed"]
+        print(
+            f"  {'FAIL' if bad or r['problems'] else 'ok  '} {r['assignment']}: "
+            f"{r['score']:g}/{r['max_score']:g} in {r['seconds']:.0f} s"
+        )
+        failures += [
+            f"{r['assignment']}: {c['grade_id']} {c['status']}: {c['message']}" for c in bad
+        ]
+        failures += [f"{r['assignment']}: {p}" for p in r["problems"]]
+    wrong = [
+        f"{r['student']}/{r['assignment']}: {r['score']:g}/{r['max_score']:g}"
+        for r in results
+        if r["student"] == "cy_blank" and r["score"] != 0
+    ]
+    for line in failures:
+        print(f"  FAILED: {line}")
+    for line in wrong:
+        print(f"  UNEXPECTED: {line} (an untouched release notebook must score zero)")
+    print(f"course built in {time.monotonic() - start:.0f} s")
+    return 1 if failures or wrong else 0
+
+
+# ---------------------------------------------------------------------------------------- parser
+
+
+def _grading_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--workers", type=int, default=None, help="parallel graders (default: one per core)"
+    )
+    p.add_argument("--scheduler", default=None, help="grade on a Dask cluster: tcp://host:port")
+    p.add_argument("--cell-timeout", type=float, default=120.0, help="seconds per cell")
+    p.add_argument("--notebook-timeout", type=float, default=900.0, help="seconds per notebook")
+    p.add_argument("--sandbox", default="auto", choices=["auto", "bwrap", "setuid", "rlimit"])
+    p.add_argument("--memory-gb", type=float, default=3.0, help="address-space limit of a kernel")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m coursetools", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("release", help="regenerate notebooks/ from solutions/")
+    p.add_argument("--source", type=Path, default=ROOT / "solutions")
+    p.add_argument("--release", type=Path, default=ROOT / "notebooks")
+    p.set_defaults(func=cmd_release)
+    p = sub.add_parser(
+        "validate", help="every solution notebook passes its tests (nbgrader Validator)"
+    )
+    p.add_argument("--source", type=Path, default=ROOT / "solutions")
+    p.add_argument("--workers", type=int, default=None)
+    p.set_defaults(func=cmd_validate)
+    p = sub.add_parser("grade", help="grade SUBMISSIONS/<student>/<assignment>/*.ipynb")
+    p.add_argument("submissions", type=Path)
+    p.add_argument("--grades", type=Path, default=BUILD / "grades.csv")
+    p.add_argument("--feedback", type=Path, default=None, help="default: feedback/ beside GRADES")
+    p.add_argument("--source", type=Path, default=ROOT / "solutions")
+    _grading_arguments(p)
+    p.set_defaults(func=cmd_grade)
+    p = sub.add_parser("course", help="release, validate, grade the example class")
+    p.add_argument("--source", type=Path, default=ROOT / "solutions")
+    p.add_argument("--nbgrader-validate", action="store_true", help="also run nbgrader's Validator")
+    p.add_argument("--release", type=Path, default=ROOT / "notebooks")
+    _grading_arguments(p)
+    p.set_defaults(func=cmd_course)
+    args = parser.parse_args(argv)
+    return args.func(args)

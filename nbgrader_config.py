@@ -1,0 +1,41 @@
+"""nbgrader's configuration for the course (read by `nbgrader ...` and JupyterLab's extensions).
+
+`solutions/` is nbgrader's *source* directory (instructor notebooks: solutions and hidden tests)
+and `notebooks/` its *release* directory: one assignment per notebook,
+`solutions/01_x/01_x.ipynb` -> `notebooks/01_x/01_x.ipynb`. `solutions/` is the only place a
+notebook is edited; `make release` (python -m coursetools release) regenerates `notebooks/` with
+nbgrader's own preprocessors, deterministically. Batch grading is `make grade` (docs/grading.md):
+it runs each submission in a sandbox, which raw `nbgrader autograde` does not.
+"""
+
+import os
+
+c = get_config()  # noqa: F821 - provided by traitlets when nbgrader loads this file
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+
+c.CourseDirectory.root = ROOT
+c.CourseDirectory.course_id = "dp-course"
+c.CourseDirectory.source_directory = "solutions"
+c.CourseDirectory.release_directory = "notebooks"
+# nbgrader's own working directories (only if someone runs nbgrader by hand): out of the repo.
+c.CourseDirectory.submitted_directory = "build/nbgrader/submitted"
+c.CourseDirectory.autograded_directory = "build/nbgrader/autograded"
+c.CourseDirectory.feedback_directory = "build/nbgrader/feedback"
+# The gradebook is an implementation detail: kept in build/ (gitignored), never committed.
+c.CourseDirectory.db_url = "sqlite:///" + os.path.join(ROOT, "build", "gradebook.db")
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", ".DS_Store"]
+
+# The markers the course uses (nbgrader's defaults, spelled out).
+c.ClearSolutions.begin_solution_delimeter = "BEGIN SOLUTION"
+c.ClearSolutions.end_solution_delimeter = "END SOLUTION"
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+c.ClearHiddenTests.begin_test_delimeter = "BEGIN HIDDEN TESTS"
+c.ClearHiddenTests.end_test_delimeter = "END HIDDEN TESTS"
+
+# Students' Validate button: a cell gets at most ten minutes. (nbgrader's Validator counts output
+# on stderr as a failure; `make grade` counts only errors, see docs/grading.md.)
+c.Execute.timeout = 600
+
+# No exchange service: students get notebooks/ from the repository or the course site.
+c.Exchange.root = os.path.join(ROOT, "build", "nbgrader", "exchange")

@@ -24,6 +24,7 @@ __all__ = [
     "check_bounds",
     "check_data",
     "check_scores",
+    "check_size",
 ]
 
 RNGLike = None | int | np.random.Generator | np.random.SeedSequence
@@ -167,3 +168,17 @@ def check_scores(scores: Any, name: str = "scores") -> np.ndarray:
     if arr.ndim != 1:
         raise ValueError(f"{name} must be a 1-d array of candidate scores, got shape {arr.shape}")
     return arr
+
+
+def check_size(size: Any) -> tuple[int, ...] | None:
+    """Return a sampler's ``size`` as a shape tuple (``None`` stays ``None``: one draw).
+
+    Accepts a non-negative int or a tuple/list of them, as numpy's samplers do.
+    """
+    if size is None:
+        return None
+    dims = (size,) if not isinstance(size, tuple | list) else tuple(size)
+    for dim in dims:
+        if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or dim < 0:
+            raise TypeError(f"size must be None, a non-negative int or a tuple of them, got {size!r}")
+    return tuple(int(dim) for dim in dims)

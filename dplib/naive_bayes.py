@@ -50,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from dplib._estimator import ClassifierProtocol
 from dplib._validation import as_generator, check_data, check_epsilon
 from dplib.errors import PrivacyLeakWarning
 from dplib.mechanisms.discrete import discrete_laplace_mechanism
@@ -97,7 +98,7 @@ def _check_bounds_arrays(bounds: Any, n_features: int) -> tuple[np.ndarray, np.n
     return lower, upper
 
 
-class DPNaiveBayes:
+class DPNaiveBayes(ClassifierProtocol):
     """Epsilon-differentially private Gaussian naive Bayes.
 
     Parameters
@@ -283,28 +284,3 @@ class DPNaiveBayes:
         jll = self._joint_log_likelihood(X)
         return self.classes_[np.argmax(jll, axis=1)]
 
-    def score(self, X: Any, y: Any) -> float:
-        """Accuracy of ``predict(X)`` against ``y``."""
-        return float(np.mean(self.predict(X) == np.asarray(y)))
-
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """The constructor arguments (scikit-learn's estimator protocol)."""
-        return {
-            "epsilon": self.epsilon,
-            "bounds": self.bounds,
-            "classes": self.classes,
-            "var_floor": self.var_floor,
-            "random_state": self.random_state,
-        }
-
-    def set_params(self, **params: Any) -> DPNaiveBayes:
-        """Set constructor arguments (scikit-learn's estimator protocol)."""
-        valid = self.get_params()
-        for key, value in params.items():
-            if key not in valid:
-                raise ValueError(f"invalid parameter {key!r} for DPNaiveBayes; valid ones: {sorted(valid)}")
-            setattr(self, key, value)
-        return self
-
-    def __repr__(self) -> str:
-        return f"DPNaiveBayes(epsilon={self.epsilon!r}, bounds=..., random_state={self.random_state!r})"

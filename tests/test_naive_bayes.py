@@ -196,3 +196,10 @@ def test_predict_before_fit_and_wrong_width_are_refused():
     clf = DPNaiveBayes(epsilon=1.0, bounds=(-6, 6), classes=[0, 1], random_state=0).fit(X, y)
     with pytest.raises(ValueError, match="shape"):
         clf.predict(np.zeros((2, 4)))
+
+
+def test_repr_shows_the_arguments_that_differ_from_their_defaults():
+    from dplib.dpsgd import DPSGDClassifier
+
+    assert repr(DPNaiveBayes(epsilon=2.0, random_state=3)) == "DPNaiveBayes(epsilon=2.0, random_state=3)"
+    assert repr(DPSGDClassifier(1.0, 1e-5, epochs=5)) == "DPSGDClassifier(epsilon=1.0, delta=1e-05, epochs=5)"

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from dplib._estimator import ClassifierProtocol
 from dplib._validation import (
     as_generator,
     check_data,
@@ -57,23 +58,6 @@ from dplib.errors import PrivacyLeakWarning
 
 __all__ = ["DPSGDClassifier", "normalize_rows"]
 
-_PARAM_NAMES = (
-    "epsilon",
-    "delta",
-    "hidden_layer_sizes",
-    "activation",
-    "max_grad_norm",
-    "batch_size",
-    "epochs",
-    "learning_rate",
-    "normalize",
-    "classes",
-    "accountant",
-    "noise_multiplier",
-    "random_state",
-    "verbose",
-)
-
 # Adam's constants ([KB15] Algorithm 1 defaults).
 _BETA1, _BETA2, _ADAM_EPS = 0.9, 0.999, 1e-8
 
@@ -95,7 +79,7 @@ def normalize_rows(X: Any, norm: float = ROW_NORM) -> np.ndarray:
     return np.divide(Z * norm, length, out=np.zeros_like(Z), where=length > 0)
 
 
-class DPSGDClassifier:
+class DPSGDClassifier(ClassifierProtocol):
     """(ε, δ)-differentially private softmax regression or MLP trained by DP-SGD.
 
     Parameters
@@ -395,29 +379,3 @@ class DPSGDClassifier:
         logits = self.decision_function(X)
         return self.classes_[np.argmax(logits, axis=1)]
 
-    def score(self, X: Any, y: Any) -> float:
-        """Accuracy of ``predict(X)`` against ``y``."""
-        return float(np.mean(self.predict(X) == np.asarray(y)))
-
-    # ------------------------------------------------------- estimator protocol
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """The constructor arguments (scikit-learn's estimator protocol)."""
-        return {name: getattr(self, name) for name in _PARAM_NAMES}
-
-    def set_params(self, **params: Any) -> DPSGDClassifier:
-        """Set constructor arguments (scikit-learn's estimator protocol)."""
-        for key in params:
-            if key not in _PARAM_NAMES:
-                raise ValueError(
-                    f"invalid parameter {key!r} for DPSGDClassifier; valid ones: {sorted(_PARAM_NAMES)}"
-                )
-        for key, value in params.items():
-            setattr(self, key, value)
-        return self
-
-    def __repr__(self) -> str:
-        return (
-            f"DPSGDClassifier(epsilon={self.epsilon!r}, delta={self.delta!r}, "
-            f"hidden_layer_sizes={self.hidden_layer_sizes!r}, batch_size={self.batch_size!r}, "
-            f"epochs={self.epochs!r}, random_state={self.random_state!r})"
-        )

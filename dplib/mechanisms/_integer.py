@@ -31,20 +31,6 @@ def _check_scale(value: Any, name: str) -> float:
     return out
 
 
-def _check_size(size: Any) -> tuple[int, ...] | None:
-    if size is None:
-        return None
-    dims = (size,) if not isinstance(size, tuple | list) else tuple(size)
-    out = []
-    for dim in dims:
-        if isinstance(dim, bool) or not isinstance(dim, int | np.integer) or dim < 0:
-            raise TypeError(
-                f"size must be None, a non-negative int or a tuple of them, got {size!r}"
-            )
-        out.append(int(dim))
-    return tuple(out)
-
-
 def _check_integer_sensitivity(sensitivity: Any) -> int:
     """Integer sensitivity >= 1; an integral float such as ``2.0`` is accepted."""
     value = check_sensitivity(sensitivity)  # TypeError for non-numbers, ValueError for NaN/inf/< 0

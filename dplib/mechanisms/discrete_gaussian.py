@@ -20,13 +20,12 @@ from typing import Any
 import numpy as np
 from scipy import optimize, special
 
-from dplib._validation import as_generator, check_delta, check_epsilon
+from dplib._validation import as_generator, check_delta, check_epsilon, check_size
 from dplib.mechanisms._integer import (
     MAX_SCALE,
     _check_integer_sensitivity,
     _check_integer_values,
     _check_scale,
-    _check_size,
     _integer_output,
 )
 from dplib.mechanisms.discrete_laplace import _discrete_laplace
@@ -130,7 +129,7 @@ def sample_discrete_gaussian(
     ((2, 5), dtype('int64'))
     """
     sigma = _check_scale(sigma, "sigma")
-    shape = _check_size(size)
+    shape = check_size(size)
     generator = as_generator(rng)
     shape_ = () if shape is None else shape
     out = _discrete_gaussian(sigma, math.prod(shape_), generator).reshape(shape_)

@@ -16,12 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from dplib._validation import as_generator, check_epsilon
+from dplib._validation import as_generator, check_epsilon, check_size
 from dplib.mechanisms._integer import (
     _check_integer_sensitivity,
     _check_integer_values,
     _check_scale,
-    _check_size,
     _integer_output,
 )
 
@@ -95,7 +94,7 @@ def sample_discrete_laplace(
     dtype('int64')
     """
     scale = _check_scale(scale, "scale")
-    shape = _check_size(size)
+    shape = check_size(size)
     generator = as_generator(rng)
     out = _discrete_laplace(scale, () if shape is None else shape, generator)
     return int(out) if shape is None else out

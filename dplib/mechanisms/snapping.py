@@ -30,6 +30,7 @@ from dplib._validation import (
     check_epsilon,
     check_positive,
     check_sensitivity,
+    check_size,
 )
 
 __all__ = ["snapping_mechanism", "snapping_scale", "sample_uniform_double"]
@@ -178,22 +179,10 @@ def sample_uniform_double(size: int | tuple[int, ...] | None = None, *, rng: Any
     Mironov (2012), "On Significance of the Least Significant Bits for Differential Privacy",
     CCS, Section 5.2.
     """
-    shape = _check_size(size)
+    shape = check_size(size)
     generator = as_generator(rng)
     out = _uniform_doubles(math.prod(shape or ()), generator).reshape(shape or ())
     return float(out) if shape is None else out
-
-
-def _check_size(size: Any) -> tuple[int, ...] | None:
-    if size is None:
-        return None
-    dims = (size,) if not isinstance(size, tuple | list) else tuple(size)
-    for dim in dims:
-        if isinstance(dim, bool) or not isinstance(dim, int | np.integer) or dim < 0:
-            raise TypeError(
-                f"size must be None, a non-negative int or a tuple of them, got {size!r}"
-            )
-    return tuple(int(dim) for dim in dims)
 
 
 def _power_of_two_at_least(x: float) -> int:

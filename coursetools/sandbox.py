@@ -257,10 +257,12 @@ def _bwrap_argv(args: argparse.Namespace, command: list[str]) -> list[str]:
     for path in ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc"):
         if os.path.exists(path):
             argv += ["--ro-bind", path, path]
+    # The private /tmp comes before the binds: bwrap applies them in order, so a virtualenv or a
+    # checkout that lives under /tmp (a CI clone) is bound back on top of the empty tmpfs.
+    argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(256 * 1024**2), "--tmpfs", "/tmp"]
     for path in args.ro:
         if os.path.exists(path):
             argv += ["--ro-bind", path, path]
-    argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(256 * 1024**2), "--tmpfs", "/tmp"]
     argv += ["--bind", args.workspace, args.workspace, "--chdir", args.workspace]
     return argv + ["--", *command]
 

@@ -3,6 +3,7 @@
 import math
 
 import pytest
+from reference_figures import MNIST as MNIST_SETTING
 
 from dplib.accounting.accountant import PrivacyAccountant, Spend
 from dplib.accounting.events import ApproxDpEvent, PureDpEvent
@@ -93,19 +94,17 @@ def test_ledger_entries_are_immutable():
 
 
 # --- Gaussian and subsampled-Gaussian events ------------------------------------------------
-# Reference figures: dp-accounting 0.6.0 on the MNIST DP-SGD setting (q = 256/60000, sigma = 1.1,
-# 14062 steps, delta = 1e-5): RdpAccountant 2.59656, PLDAccountant 2.38169 (the same figures are
-# checked against dplib.accounting directly in tests/test_rdp.py and tests/test_pld.py).
-MNIST = dict(sampling_rate=256 / 60000, count=14062)
+# Reference figures: dp-accounting 0.6.0 on the MNIST DP-SGD setting (tests/reference_figures.py).
+MNIST = dict(sampling_rate=MNIST_SETTING.q, count=MNIST_SETTING.steps)
 
 
 def test_dpsgd_run_is_accounted_with_the_tightest_method():
     accountant = PrivacyAccountant(3.0, 1e-5)
     accountant.spend_gaussian(1.1, **MNIST, label="training")
-    assert accountant.spent[0] == pytest.approx(2.38169, rel=1e-4)  # PLD
+    assert accountant.spent[0] == pytest.approx(MNIST_SETTING.pld_epsilon, rel=1e-6)
     rdp_only = PrivacyAccountant(3.0, 1e-5, use_pld=False)
     rdp_only.spend_gaussian(1.1, **MNIST)
-    assert rdp_only.spent[0] == pytest.approx(2.59656, rel=1e-4)  # RDP
+    assert rdp_only.spent[0] == pytest.approx(MNIST_SETTING.rdp_epsilon, rel=1e-8)
     assert accountant.get_epsilon(1e-5) == pytest.approx(accountant.spent[0])
     assert accountant.get_epsilon(1e-3) < accountant.spent[0]  # more delta, less epsilon
 

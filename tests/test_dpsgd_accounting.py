@@ -9,21 +9,10 @@ from __future__ import annotations
 import math
 
 import pytest
+from reference_figures import DELTA, DP_ACCOUNTING_DPSGD
 
 from dplib.accounting.dpsgd import ACCOUNTANTS, dpsgd_epsilon, noise_multiplier_for
 
-# dp-accounting 0.6.0, RdpAccountant(orders=DEFAULT_RDP_ORDERS) and PLDAccountant()
-# (value_discretization_interval=1e-4), each composed with
-# SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(sigma)), steps), get_epsilon(1e-5).
-# (name, q, sigma, steps, rdp_epsilon, pld_epsilon)
-DP_ACCOUNTING = [
-    ("mnist", 256 / 60000, 1.1, 14062, 2.5965558697943036, 2.3816860032302603),
-    ("q0.01_s1", 0.01, 1.0, 1000, 2.101366525420273, 1.8282436461194622),
-    ("q1_s1", 1.0, 1.0, 1, 4.728507067217623, 4.377178100047932),
-    ("q0.001_s4", 0.001, 4.0, 10000, 0.08622744109193696, 0.07763631171031687),
-    ("q0.1_s0.7", 0.1, 0.7, 100, 16.439431469513035, 14.592362367941357),
-    ("q0.02_s0.5", 0.02, 0.5, 5000, 69.9072409110725, 61.00563502970497),
-]
 CHEAP_PLD = {"q0.01_s1", "q1_s1", "q0.001_s4", "mnist"}
 
 # dp-accounting 0.6.0, mechanism_calibration.calibrate_dp_mechanism(accountant, make_event,
@@ -39,13 +28,14 @@ DP_ACCOUNTING_CALIBRATION = [
 ]
 
 
-@pytest.mark.parametrize(("name", "q", "sigma", "steps", "rdp_eps", "pld_eps"), DP_ACCOUNTING)
-def test_epsilon_matches_dp_accounting(name, q, sigma, steps, rdp_eps, pld_eps):
-    assert dpsgd_epsilon(q, sigma, steps, 1e-5) == pytest.approx(rdp_eps, rel=1e-8), name
-    if name in CHEAP_PLD:  # the costly PLD settings are covered in test_pld.py
-        pld = dpsgd_epsilon(q, sigma, steps, 1e-5, accountant="pld")
-        assert pld == pytest.approx(pld_eps, rel=1e-6), name
-        assert pld < rdp_eps
+@pytest.mark.parametrize("setting", DP_ACCOUNTING_DPSGD, ids=lambda s: s.name)
+def test_epsilon_matches_dp_accounting(setting):
+    q, sigma, steps = setting.q, setting.sigma, setting.steps
+    assert dpsgd_epsilon(q, sigma, steps, DELTA) == pytest.approx(setting.rdp_epsilon, rel=1e-8)
+    if setting.name in CHEAP_PLD:  # the costly PLD settings are covered in test_pld.py
+        pld = dpsgd_epsilon(q, sigma, steps, DELTA, accountant="pld")
+        assert pld == pytest.approx(setting.pld_epsilon, rel=1e-6)
+        assert pld < setting.rdp_epsilon
 
 
 @pytest.mark.parametrize(("accountant", "epsilon", "delta", "q", "steps", "sigma"), DP_ACCOUNTING_CALIBRATION)

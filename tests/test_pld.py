@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 import pytest
+from reference_figures import DELTA, DP_ACCOUNTING_DPSGD
 from scipy import optimize, special
 
 from dplib.accounting.pld import (
@@ -20,19 +21,6 @@ from dplib.accounting.pld import (
     subsampled_gaussian_pld,
 )
 
-# dp-accounting 0.6.0, PLDAccountant() (value_discretization_interval=1e-4, ADD_OR_REMOVE_ONE)
-# composed with SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(sigma)), steps),
-# then get_epsilon(1e-5); last column: RdpAccountant(orders=DEFAULT_RDP_ORDERS).get_epsilon(1e-5).
-# (name, q, sigma, steps, pld_epsilon, rdp_epsilon)
-DP_ACCOUNTING = [
-    ("mnist", 256 / 60000, 1.1, 14062, 2.3816860032302603, 2.5965558697943036),
-    ("q0.01_s1", 0.01, 1.0, 1000, 1.8282436461194622, 2.101366525420273),
-    ("q1_s1", 1.0, 1.0, 1, 4.377178100047932, 4.728507067217623),
-    ("q0.001_s4", 0.001, 4.0, 10000, 0.07763631171031687, 0.08622744109193696),
-    ("q0.1_s0.7", 0.1, 0.7, 100, 14.592362367941357, 16.439431469513035),
-    ("q0.02_s0.5", 0.02, 0.5, 5000, 61.00563502970497, 69.9072409110725),
-]
-
 
 def gaussian_delta(epsilon: float, sigma: float) -> float:
     """Exact δ(ε) of the Gaussian mechanism with sensitivity 1 (Balle & Wang 2018, Theorem 8)."""
@@ -40,12 +28,12 @@ def gaussian_delta(epsilon: float, sigma: float) -> float:
                  - math.exp(epsilon) * special.ndtr(-0.5 / sigma - epsilon * sigma))
 
 
-@pytest.mark.parametrize(("name", "q", "sigma", "steps", "pld_eps", "rdp_eps"), DP_ACCOUNTING)
-def test_matches_dp_accounting_pld_and_is_tighter_than_rdp(name, q, sigma, steps, pld_eps, rdp_eps):
-    eps = pld_epsilon_subsampled_gaussian(q, sigma, steps, 1e-5)
+@pytest.mark.parametrize("setting", DP_ACCOUNTING_DPSGD, ids=lambda s: s.name)
+def test_matches_dp_accounting_pld_and_is_tighter_than_rdp(setting):
+    eps = pld_epsilon_subsampled_gaussian(setting.q, setting.sigma, setting.steps, DELTA)
     # Same algorithm (connect-the-dots, grid 1e-4), so far inside the 1% the course asks for.
-    assert eps == pytest.approx(pld_eps, rel=1e-6), name
-    assert eps < rdp_eps, name  # PLD accounting is tighter than RDP on every setting
+    assert eps == pytest.approx(setting.pld_epsilon, rel=1e-6)
+    assert eps < setting.rdp_epsilon  # PLD accounting is tighter than RDP on every setting
 
 
 def test_mnist_setting_takes_under_a_second():

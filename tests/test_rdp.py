@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 import pytest
+from reference_figures import DELTA, DP_ACCOUNTING_DPSGD
 from scipy import integrate, optimize, special
 
 from dplib.accounting.rdp import (
@@ -19,18 +20,6 @@ from dplib.accounting.rdp import (
     rdp_to_dp,
     zcdp_to_dp,
 )
-
-# dp-accounting 0.6.0, RdpAccountant(orders=DEFAULT_RDP_ORDERS) composed with
-# SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(sigma)), steps), then
-# get_epsilon_and_optimal_order(1e-5):  (name, q, sigma, steps, epsilon, optimal order)
-DP_ACCOUNTING_RDP = [
-    ("mnist", 256 / 60000, 1.1, 14062, 2.5965558697943036, 8.1),
-    ("q0.01_s1", 0.01, 1.0, 1000, 2.101366525420273, 7.8),
-    ("q1_s1", 1.0, 1.0, 1, 4.728507067217623, 5.4),
-    ("q0.001_s4", 0.001, 4.0, 10000, 0.08622744109193696, 128.0),
-    ("q0.1_s0.7", 0.1, 0.7, 100, 16.439431469513035, 2.1),
-    ("q0.02_s0.5", 0.02, 0.5, 5000, 69.9072409110725, 1.4),
-]
 
 # dp-accounting 0.6.0, rdp_privacy_accountant._compute_rdp_poisson_subsampled_gaussian(q, sigma,
 # orders) for one step at orders [1.5, 2, 2.5, 8.1, 32, 256] (inf: the fractional series has not
@@ -98,12 +87,13 @@ def test_per_order_values_match_dp_accounting(q, sigma):
     np.testing.assert_allclose(got[finite], expected[finite], rtol=1e-9)
 
 
-@pytest.mark.parametrize(("name", "q", "sigma", "steps", "epsilon", "order"), DP_ACCOUNTING_RDP)
-def test_epsilon_matches_dp_accounting_rdp_accountant(name, q, sigma, steps, epsilon, order):
+@pytest.mark.parametrize("setting", DP_ACCOUNTING_DPSGD, ids=lambda s: s.name)
+def test_epsilon_matches_dp_accounting_rdp_accountant(setting):
     orders = np.asarray(DEFAULT_RDP_ORDERS)
-    eps, best = rdp_to_dp(orders, steps * rdp_subsampled_gaussian(q, sigma, orders), 1e-5)
-    assert eps == pytest.approx(epsilon, rel=1e-8), name
-    assert best == pytest.approx(order), name
+    rdp = setting.steps * rdp_subsampled_gaussian(setting.q, setting.sigma, orders)
+    eps, best = rdp_to_dp(orders, rdp, DELTA)
+    assert eps == pytest.approx(setting.rdp_epsilon, rel=1e-8)
+    assert best == pytest.approx(setting.rdp_order)
 
 
 def _rdp_by_quadrature(q, sigma, alpha):

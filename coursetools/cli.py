@@ -220,7 +220,14 @@ def _validate_one(path: str) -> tuple[str, dict]:
     from nbgrader.validator import Validator
     from traitlets.config import Config
 
-    config = Config({"Execute": {"timeout": 600}, "Validator": {"ignore_checksums": True}})
+    config = Config(
+        {
+            "Execute": {"timeout": 600},
+            "Validator": {"ignore_checksums": True},
+            # Unix sockets, not TCP on localhost: no port, and no "unencrypted TCP" warning.
+            "KernelManager": {"transport": "ipc"},
+        }
+    )
     return path, Validator(config=config).validate(path)
 
 
@@ -291,8 +298,8 @@ def cmd_course(args) -> int:
 
     Each solution notebook is validated by running it with its hidden tests: the example student
     ``ada_full`` *is* the solution notebook (answers filled in from solutions/, hidden tests merged
-    back by the grader), so her grade is the validation and no notebook runs twice. With
-    ``--nbgrader-validate`` nbgrader's own Validator runs as well (``make test`` always does).
+    back by the grader), and must score full marks. nbgrader's own Validator also runs on every
+    solution notebook (what a student's Validate button does); ``--no-nbgrader-validate`` skips it.
     """
     start = time.monotonic()
     source, release = Path(args.source), Path(args.release)
@@ -384,7 +391,12 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=cmd_grade)
     p = sub.add_parser("course", help="release, validate, grade the example class")
     p.add_argument("--source", type=Path, default=ROOT / "solutions")
-    p.add_argument("--nbgrader-validate", action="store_true", help="also run nbgrader's Validator")
+    p.add_argument(
+        "--nbgrader-validate",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also run nbgrader's Validator on every solution notebook (default: on)",
+    )
     p.add_argument("--release", type=Path, default=ROOT / "notebooks")
     _grading_arguments(p)
     p.set_defaults(func=cmd_course)

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 __all__ = ["Limits", "detect_mode", "kernel_argv", "new_uid", "MODES"]
 
 MODES = ("bwrap", "setuid", "rlimit")
+KERNEL_CONNECTION = "kernel.json"  # the kernel's copy of the connection file, in the run directory
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWNET = 0x40000000
@@ -51,6 +52,7 @@ MS_NODEV = 4
 MS_BIND = 4096
 MS_REC = 16384
 MS_PRIVATE = 1 << 18
+MS_REMOUNT = 32
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,8 @@ class Limits:
     file_bytes: int = 64 * 1024**2  # RLIMIT_FSIZE
     processes: int = 512  # RLIMIT_NPROC, per (fresh) uid: stops fork bombs
     open_files: int = 512  # RLIMIT_NOFILE
+    workspace_bytes: int = 128 * 1024**2  # the workspace: a tmpfs of this size
+    tmp_bytes: int = 256 * 1024**2  # the kernel's private /tmp
 
 
 def new_uid() -> int:
@@ -104,24 +108,40 @@ def detect_mode() -> str:
 
 
 def kernel_argv(
-    workspace: str,
     *,
     mode: str,
     uid: int,
     limits: Limits,
+    run_dir: str,
+    workspace: str,
+    stage: str | None = None,
+    config: str | None = None,
+    overlays: list[tuple[str, str]] = (),  # type: ignore[assignment]
+    cgroup_procs: list[str] = (),  # type: ignore[assignment]
     hide: list[str] = (),  # type: ignore[assignment]
     readonly: list[str] = (),  # type: ignore[assignment]
 ) -> list[str]:
-    """The kernel spec's argv: this launcher, its options, then the real kernel command."""
+    """The kernel's command line: this launcher, its options, then the real kernel command.
+
+    ``run_dir`` is a fresh directory made by the grader (root) outside the workspace, holding
+    jupyter_client's ``connection.json``; the kernel reads a copy the launcher makes and binds its
+    sockets there. ``stage`` holds the files copied into the new workspace (the notebook and the
+    assignment's data). ``overlays`` are ``(source, target)`` directories bound read-only over
+    ``target`` (the grading copy of dplib over the real one). ``cgroup_procs`` are the
+    ``cgroup.procs`` files the launcher joins before anything else.
+    """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     argv = [
         sys.executable,
+        "-I",
         os.path.abspath(__file__),
         "--mode",
         mode,
         "--uid",
         str(uid),
+        "--run-dir",
+        run_dir,
         "--workspace",
         workspace,
         "--memory",
@@ -134,12 +154,36 @@ def kernel_argv(
         str(limits.processes),
         "--nofile",
         str(limits.open_files),
+        "--workspace-bytes",
+        str(limits.workspace_bytes),
+        "--tmp-bytes",
+        str(limits.tmp_bytes),
     ]
+    if stage:
+        argv += ["--stage", stage]
+    if config:
+        argv += ["--config", config]
+    for source, target in overlays:
+        argv += ["--overlay", f"{source}:{target}"]
+    for path in cgroup_procs:
+        argv += ["--cgroup-procs", path]
     for path in hide:
         argv += ["--hide", path]
     for path in readonly:
         argv += ["--ro", path]
-    return argv + ["--", sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    kernel = [
+        sys.executable,
+        "-I",  # isolated: no cwd or PYTHON* variables, no user site: nothing handed in is imported
+        "-B",
+        "-m",
+        "ipykernel_launcher",
+        "-f",
+        os.path.join(run_dir, KERNEL_CONNECTION),
+        "--HistoryManager.enabled=False",
+        "--InteractiveShellApp.exec_files=[]",
+        "--InteractiveShellApp.exec_lines=[]",
+    ]
+    return argv + ["--", *kernel]
 
 
 def readonly_paths() -> list[str]:
@@ -236,8 +280,7 @@ def _namespace_jail(args: argparse.Namespace) -> None:
     """As root, before dropping privileges: a private mount namespace without network.
 
     Directories the kernel's uid could not enter (the Python installation under ``/root``) are
-    replaced by an empty tmpfs with just the needed paths bound back. In ``setuid`` mode the
-    instructor's directories (``--hide``) are covered too and ``/tmp`` is private.
+    replaced by an empty tmpfs with just the needed paths bound back.
     """
     _check(_libc().unshare(CLONE_NEWNS | CLONE_NEWNET), "unshare")
     _mount("none", "/", None, MS_REC | MS_PRIVATE)
@@ -245,11 +288,81 @@ def _namespace_jail(args: argparse.Namespace) -> None:
     blockers = sorted({b for b in map(_blocker, needed) if b})
     if blockers:
         _cover(blockers, [p for p in needed if any(p.startswith(b + "/") for b in blockers)])
-    if args.mode == "setuid":
-        tmp = [d for d in ("/tmp", "/dev/shm", "/var/tmp") if os.path.isdir(d)]
-        hidden = [p for p in args.hide if os.path.isdir(p)] + tmp
-        inside = [p for p in needed if any(p.startswith(h + "/") for h in hidden)]
-        _cover(hidden, [args.workspace, *inside])
+
+
+def _overlay(pairs: list[str]) -> None:
+    """Bind each ``source:target`` directory read-only over ``target`` (the grading dplib)."""
+    for pair in pairs:
+        source, _, target = pair.partition(":")
+        if os.path.isdir(source) and os.path.isdir(target):
+            _mount(source, target, None, MS_BIND | MS_REC)
+            _mount("none", target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_REC)
+
+
+def _workspace(args: argparse.Namespace) -> None:
+    """A fresh tmpfs of a fixed size as the workspace, filled from the stage, owned by the uid.
+
+    Mounted in the kernel's private mount namespace: nobody outside ever sees what the student
+    writes there, and it vanishes with the kernel. Root writes into it only before any student
+    process exists.
+    """
+    _mount(
+        "tmpfs",
+        args.workspace,
+        "tmpfs",
+        MS_NOSUID | MS_NODEV,
+        f"size={args.workspace_bytes},mode=700,nr_inodes=4096",
+    )
+    _copy_stage(args)
+    for dirpath, dirnames, filenames in os.walk(args.workspace):
+        for name in [dirpath, *(os.path.join(dirpath, n) for n in dirnames + filenames)]:
+            os.lchown(name, args.uid, args.uid)
+
+
+def _copy_stage(args: argparse.Namespace) -> None:
+    if not args.stage:
+        return
+    for dirpath, _dirnames, filenames in os.walk(args.stage):
+        relative = os.path.relpath(dirpath, args.stage)
+        target_dir = os.path.normpath(os.path.join(args.workspace, relative))
+        os.makedirs(target_dir, exist_ok=True)
+        for name in filenames:
+            source = os.path.join(dirpath, name)
+            if os.path.islink(source) or not os.path.isfile(source):
+                continue
+            shutil.copyfile(source, os.path.join(target_dir, name), follow_symlinks=False)
+
+
+def _connection(args: argparse.Namespace) -> None:
+    """The kernel's copy of the connection file, then a run directory it can bind sockets in.
+
+    The run directory was made by the grader and holds root's ``connection.json`` (mode 0600).
+    The copy is created exclusively (no link is followed) and given to the kernel's uid; then the
+    directory becomes sticky and world-writable, so the kernel can create its sockets but cannot
+    remove or replace anything root put there.
+    """
+    with open(os.path.join(args.run_dir, "connection.json"), "rb") as fh:
+        data = fh.read(1 << 16)
+    path = os.path.join(args.run_dir, KERNEL_CONNECTION)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o400)
+    try:
+        os.write(fd, data)
+        if os.geteuid() == 0:
+            os.fchown(fd, args.uid, args.uid)
+    finally:
+        os.close(fd)
+    if os.geteuid() == 0:
+        os.chmod(args.run_dir, 0o1733)
+
+
+def _hide_for_setuid(args: argparse.Namespace) -> None:
+    """setuid mode: cover the instructor's directories and the shared temporary directories."""
+    tmp = [d for d in ("/tmp", "/dev/shm", "/var/tmp") if os.path.isdir(d)]
+    hidden = [p for p in args.hide if os.path.isdir(p)] + tmp
+    keep = [args.workspace, args.run_dir, *([args.config] if args.config else [])]
+    needed = [p for p in args.ro if os.path.exists(p)]
+    inside = [p for p in needed + keep if any(p.startswith(h + "/") for h in hidden)]
+    _cover(hidden, inside)
 
 
 def _bwrap_argv(args: argparse.Namespace, command: list[str]) -> list[str]:
@@ -257,71 +370,91 @@ def _bwrap_argv(args: argparse.Namespace, command: list[str]) -> list[str]:
     for path in ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc"):
         if os.path.exists(path):
             argv += ["--ro-bind", path, path]
-    # The private /tmp comes before the binds: bwrap applies them in order, so a virtualenv or a
-    # checkout that lives under /tmp (a CI clone) is bound back on top of the empty tmpfs.
-    argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(256 * 1024**2), "--tmpfs", "/tmp"]
+    # /dev holds only the standard devices and is read-only (no tmpfs to fill outside the
+    # limits); the private /tmp comes before the binds: bwrap applies them in order, so a
+    # virtualenv or a checkout that lives under /tmp (a CI clone) is bound back on top of it.
+    argv += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev"]
+    argv += ["--size", str(args.tmp_bytes), "--tmpfs", "/tmp"]
     for path in args.ro:
         if os.path.exists(path):
             argv += ["--ro-bind", path, path]
+    if args.config:
+        argv += ["--ro-bind", args.config, args.config]
+    argv += ["--bind", args.run_dir, args.run_dir]
     argv += ["--bind", args.workspace, args.workspace, "--chdir", args.workspace]
     return argv + ["--", *command]
 
 
-def _environment(workspace: str) -> dict[str, str]:
-    env = {
+def _environment(args: argparse.Namespace) -> dict[str, str]:
+    workspace, config = args.workspace, args.config or args.workspace
+    tmp = "/tmp" if args.mode == "bwrap" else workspace
+    return {
         "PATH": os.path.dirname(sys.executable) + ":/usr/local/bin:/usr/bin:/bin",
         "HOME": workspace,
-        "TMPDIR": workspace,
+        "TMPDIR": tmp,
         "LANG": "C.UTF-8",
         "LC_ALL": "C.UTF-8",
-        "IPYTHONDIR": os.path.join(workspace, ".ipython"),
-        "JUPYTER_CONFIG_DIR": os.path.join(workspace, ".jupyter"),
-        "JUPYTER_DATA_DIR": os.path.join(workspace, ".jupyter-data"),
-        "JUPYTER_RUNTIME_DIR": os.path.join(workspace, ".jupyter-runtime"),
-        "MPLCONFIGDIR": os.path.join(workspace, ".matplotlib"),
+        # Read-only and empty: no profile, startup file or extension a student could plant.
+        "IPYTHONDIR": os.path.join(config, "ipython"),
+        "JUPYTER_CONFIG_DIR": os.path.join(config, "jupyter"),
+        "JUPYTER_DATA_DIR": os.path.join(config, "jupyter-data"),
+        "JUPYTER_RUNTIME_DIR": args.run_dir,
+        "MPLCONFIGDIR": os.path.join(tmp, ".matplotlib"),
         "MPLBACKEND": "agg",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONNOUSERSITE": "1",
         "OPENBLAS_NUM_THREADS": "1",
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
     }
-    return env
+
+
+def _join_cgroups(paths: list[str]) -> None:
+    for path in paths:
+        fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW)
+        try:
+            os.write(fd, str(os.getpid()).encode())
+        finally:
+            os.close(fd)
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Launcher: ``sandbox.py --mode M --uid U --workspace W [limits] -- kernel argv``."""
+    """Launcher: ``sandbox.py --mode M --uid U --run-dir D --workspace W [...] -- kernel argv``."""
     argv = sys.argv[1:] if argv is None else argv
     split = argv.index("--")
     parser = argparse.ArgumentParser(prog="sandbox")
     parser.add_argument("--mode", choices=MODES, required=True)
     parser.add_argument("--uid", type=int, required=True)
+    parser.add_argument("--run-dir", required=True)
     parser.add_argument("--workspace", required=True)
-    for name in ("memory", "cpu", "fsize", "nproc", "nofile"):
+    parser.add_argument("--stage", default=None)
+    parser.add_argument("--config", default=None)
+    for name in ("memory", "cpu", "fsize", "nproc", "nofile", "workspace-bytes", "tmp-bytes"):
         parser.add_argument(f"--{name}", type=int, required=True)
-    parser.add_argument("--hide", action="append", default=[])
-    parser.add_argument("--ro", action="append", default=[])
+    for name in ("hide", "ro", "overlay", "cgroup-procs"):
+        parser.add_argument(f"--{name}", action="append", default=[])
     args = parser.parse_args(argv[:split])
     command = argv[split + 1 :]
-    workspace = args.workspace
 
     root = os.geteuid() == 0
     if args.mode != "rlimit" and not root:
         raise SystemExit(f"sandbox mode {args.mode} needs root")
-    if root:
-        for dirpath, dirnames, filenames in os.walk(workspace):
-            for name in [dirpath, *(os.path.join(dirpath, n) for n in dirnames + filenames)]:
-                os.lchown(name, args.uid, args.uid)
+    _join_cgroups(args.cgroup_procs)
     if root:
         _namespace_jail(args)
+        _overlay(args.overlay)
+        _workspace(args)
+    else:
+        _copy_stage(args)
+    _connection(args)
+    if root and args.mode == "setuid":
+        _hide_for_setuid(args)
     if args.mode == "bwrap":
         command = _bwrap_argv(args, command)
     _set_limits(args)
-    os.chdir(workspace)
+    os.chdir(args.workspace)
     os.umask(0o077)
     if root:
         _drop_privileges(args.uid)
-    os.execve(command[0], command, _environment(workspace))
+    os.execve(command[0], command, _environment(args))
 
 
 if __name__ == "__main__":

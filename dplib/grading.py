@@ -1,88 +1,74 @@
 """Helpers for the hidden tests of the course's auto-graded notebooks.
 
-A hidden test must judge a student's function against dplib or a known figure, never against the
-student's own code, and an exercise that asks to implement ``X`` must not be passed by calling
-``dplib.X``. :func:`forbidden_calls` enforces the second rule.
+Hidden tests run in the grader's trusted process, never in the student's kernel
+(``docs/grading.md``). They judge a student's function against dplib or a known figure, never
+against the student's own code, and an exercise that asks to implement ``X`` must not be passed
+by calling ``dplib.X``. That second rule is enforced by absence: a hidden test declares
+
+>>> from dplib.grading import forbid
+>>> forbid("dplib.rr_estimate")
+
+and while the notebook is graded the kernel's copy of dplib holds, in place of each banned
+function, a stub that raises :class:`ForbiddenCallError` (``coursetools/bans.py``). In the
+trusted process :func:`forbid` only checks that the names exist, so a typo fails the build.
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
+import importlib
 import types
-from collections.abc import Callable, Iterator
-from typing import Any
 
-__all__ = ["ForbiddenCallError", "forbidden_calls"]
+__all__ = ["ForbiddenCallError", "forbid"]
 
 
 class ForbiddenCallError(AssertionError):
-    """Raised when an exercise calls the library function it was asked to implement."""
+    """Raised in a grading kernel by a dplib function that an exercise asks the student to write."""
 
 
-@contextlib.contextmanager
-def forbidden_calls(*functions: Callable[..., Any]) -> Iterator[None]:
-    """Make calls to the given plain Python functions fail while the block runs.
+def forbid(*names: str) -> None:
+    """Declare dplib functions the grading kernel must not have while this notebook is graded.
 
-    The function objects themselves are changed (their ``__code__`` is swapped), so the ban holds
-    whatever name a student imported them under (``from dplib import laplace_mechanism as lap``,
-    ``dplib.mechanisms.laplace.laplace_mechanism``, a ``functools.partial``...). The original code
-    is restored on exit, even when the block raises.
+    The declaration is read from the hidden tests' source before grading starts (a static list,
+    the union over the notebook); calling it in the trusted process only validates the names.
 
     Parameters
     ----------
-    *functions : callable
-        Pure-Python functions (``types.FunctionType``), e.g. ``dplib.laplace_mechanism``.
+    *names : str
+        Dotted names of pure-Python dplib functions, e.g. ``"dplib.rr_estimate"`` or
+        ``"dplib.confidence.rr_halfwidth"``.
 
     Raises
     ------
-    ForbiddenCallError
-        Inside the block, from any call to one of the functions. It is an ``AssertionError``, so
-        nbgrader counts the test as failed with a message that says why.
-    TypeError
-        If an argument is not a pure-Python function.
+    ValueError
+        If a name is not a dplib function.
 
     Examples
     --------
-    >>> import dplib
-    >>> from dplib.grading import forbidden_calls
-    >>> with forbidden_calls(dplib.clamp):
-    ...     dplib.clamp([1.0], 0.0, 0.5)
+    >>> forbid("dplib.laplace_mechanism", "dplib.confidence.hoeffding_halfwidth")
+    >>> forbid("numpy.mean")
     Traceback (most recent call last):
     ...
-    dplib.grading.ForbiddenCallError: this exercise asks you to write clamp yourself; ...
+    ValueError: forbid() takes dplib function names such as 'dplib.rr_estimate', got 'numpy.mean'
     """
-    for function in functions:
-        if not isinstance(function, types.FunctionType):
-            raise TypeError(
-                f"forbidden_calls takes pure-Python functions, got {type(function).__name__}"
-            )
-    originals = [(function, function.__code__) for function in functions]
-    try:
-        for function, code in originals:
-            function.__code__ = _refusing_code(function.__name__, code)
-        yield
-    finally:
-        for function, code in originals:
-            function.__code__ = code
+    for name in names:
+        _resolve(name)
 
 
-@functools.cache
-def _refusing_template() -> types.CodeType:
-    # The code runs with the *banned* function's globals, so it must name nothing of this module:
-    # it reaches the exception class through the builtin __import__.
-    def refuse(*args: Any, **kwargs: Any) -> Any:
-        raise __import__("dplib.grading", fromlist=["_"]).ForbiddenCallError("__NAME__")
-
-    return refuse.__code__
-
-
-def _refusing_code(name: str, original: types.CodeType) -> types.CodeType:
-    message = (
-        f"this exercise asks you to write {name} yourself; calling dplib's {name} "
-        "(directly or under another name) is not allowed here"
-    )
-    template = _refusing_template()
-    consts = tuple(message if c == "__NAME__" else c for c in template.co_consts)
-    # The replacement must have no free variables, like the template; keep the original's name.
-    return template.replace(co_consts=consts, co_name=original.co_name)
+def _resolve(name: str) -> types.FunctionType:
+    if not isinstance(name, str) or not name.startswith("dplib."):
+        raise ValueError(
+            f"forbid() takes dplib function names such as 'dplib.rr_estimate', got {name!r}"
+        )
+    parts = name.split(".")
+    obj: object = importlib.import_module("dplib")
+    for index, part in enumerate(parts[1:], start=2):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            try:
+                obj = importlib.import_module(".".join(parts[:index]))
+            except ImportError:
+                raise ValueError(f"forbid({name!r}): dplib has no {part!r}") from None
+    if not isinstance(obj, types.FunctionType):
+        raise ValueError(f"forbid({name!r}) names a {type(obj).__name__}, not a Python function")
+    return obj

@@ -1,0 +1,414 @@
+"""The data boundary between the trusted grader and a student's kernel.
+
+One job: turn values into plain data and back, strictly, in both directions, and serve the
+grader's requests inside the kernel. Hidden tests run in a trusted process
+(:mod:`coursetools.trusted`); every student function they call and every student value they read
+crosses this boundary as data:
+
+- ``None``, ``bool``, ``int``, ``float`` (NaN and infinities included), ``str``, ``bytes``,
+  ``complex``, lists, tuples, dicts, sets, slices;
+- numpy arrays and numpy scalars of numeric, boolean or string dtype, as ``.npy`` bytes read with
+  ``allow_pickle=False`` (no object, structured or void dtypes);
+- ``numpy.random.Generator``: its bit generator's name and state (so the kernel draws exactly what
+  it would have drawn from the test's generator, and the state comes back);
+- anything else a student hands back (a function, an object of a class they wrote) stays in the
+  kernel: the grader gets a *handle* and calls its methods through the same channel.
+
+Nothing is ever unpickled, evaluated or imported from the other side's data, and the decoder caps
+depth, node count and bytes. The module uses only the standard library and numpy because its
+source text is also what the grader sends into the kernel (:data:`KERNEL_SERVER`): the two ends
+share one codec.
+"""
+
+from __future__ import annotations
+
+import base64
+import builtins
+import io
+import json
+import math
+
+import numpy as np
+
+__all__ = [
+    "BoundaryError",
+    "MAX_BYTES",
+    "Handle",
+    "decode",
+    "encode",
+    "dumps",
+    "loads",
+]
+
+MAX_DEPTH = 64
+MAX_NODES = 5_000_000
+MAX_BYTES = 256 * 1024**2  # one message, either direction
+ARRAY_KINDS = "biufcSU"  # bool, signed, unsigned, float, complex, bytes, str
+BIT_GENERATORS = ("PCG64", "PCG64DXSM", "Philox", "SFC64", "MT19937")
+
+
+class BoundaryError(ValueError):
+    """A value that cannot cross the boundary (wrong type, too big, malformed)."""
+
+
+class Handle:
+    """Reference to an object that stays on the other side (used by the kernel-side server)."""
+
+    __slots__ = ("id", "kind", "type_name")
+
+    def __init__(self, id: int, kind: str, type_name: str) -> None:
+        self.id, self.kind, self.type_name = id, kind, type_name
+
+
+# ------------------------------------------------------------------------------------- encoding
+
+
+def _npy(array: np.ndarray) -> str:
+    buffer = io.BytesIO()
+    np.lib.format.write_array(buffer, np.asarray(array, order="C"), allow_pickle=False)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _check_array(array: np.ndarray) -> None:
+    if array.dtype.kind not in ARRAY_KINDS or array.dtype.fields is not None:
+        raise BoundaryError(
+            f"numpy arrays of dtype {array.dtype} cannot cross: use numbers, booleans or strings"
+        )
+
+
+def encode(value, *, register=None, references=None, generators=None, _depth=0):
+    """``value`` as a JSON-compatible tree.
+
+    ``register(obj) -> Handle`` keeps an object that is not plain data on this side (the kernel
+    does this for student objects); without it such an object is a :class:`BoundaryError`.
+    ``references`` maps proxy objects of the other side to their handle id (the grader passes its
+    proxies back this way). ``generators``, a list, collects every ``numpy.random.Generator``
+    encoded, in order, so that their final states can be synchronised after a call.
+    """
+    if _depth > MAX_DEPTH:
+        raise BoundaryError(f"value nested more than {MAX_DEPTH} levels deep")
+    kw = dict(register=register, references=references, generators=generators, _depth=_depth + 1)
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if type(value) is int:
+        return value
+    if type(value) is float:
+        return value if math.isfinite(value) else {"$": "float", "v": repr(value)}
+    if isinstance(value, np.ndarray):
+        _check_array(value)
+        return {"$": "nd", "npy": _npy(np.asarray(value))}
+    if isinstance(value, np.generic):
+        array = np.asarray(value)
+        _check_array(array)
+        return {"$": "np", "npy": _npy(array)}
+    if isinstance(value, np.random.Generator):
+        generators = [] if generators is None else generators  # callers pass one list per message
+        for index, seen in enumerate(generators):
+            if seen is value:  # the same generator twice: one generator on the other side too
+                return {"$": "genref", "v": index}
+        generators.append(value)
+        return {"$": "gen", "state": encode(value.bit_generator.state, **kw)}
+    if references is not None and id(value) in references:
+        return {"$": "ref", "id": references[id(value)]}
+    if type(value) is list:
+        return [encode(v, **kw) for v in value]
+    if type(value) is tuple:
+        return {"$": "tuple", "v": [encode(v, **kw) for v in value]}
+    if type(value) is dict:
+        return {"$": "dict", "v": [[encode(k, **kw), encode(v, **kw)] for k, v in value.items()]}
+    if type(value) in (set, frozenset):
+        return {"$": type(value).__name__, "v": [encode(v, **kw) for v in value]}
+    if type(value) is bytes:
+        return {"$": "bytes", "v": base64.b64encode(value).decode("ascii")}
+    if type(value) is complex:
+        return {"$": "complex", "v": [repr(value.real), repr(value.imag)]}
+    if type(value) is slice:
+        return {"$": "slice", "v": [encode(x, **kw) for x in (value.start, value.stop, value.step)]}
+    if value is Ellipsis:
+        return {"$": "ellipsis"}
+    if isinstance(value, (int, float)) and register is None:  # subclasses (IntEnum...) as values
+        return encode(int(value) if isinstance(value, int) else float(value), **kw)
+    if register is not None:
+        handle = register(value)
+        return {"$": "handle", "id": handle.id, "kind": handle.kind, "type": handle.type_name}
+    raise BoundaryError(
+        f"a {type(value).__name__} cannot be sent to the student's kernel: "
+        "pass numbers, strings, lists, tuples, dicts, numpy arrays or a numpy Generator"
+    )
+
+
+# ------------------------------------------------------------------------------------- decoding
+
+
+class _Budget:
+    __slots__ = ("nodes", "bytes")
+
+    def __init__(self) -> None:
+        self.nodes, self.bytes = 0, 0
+
+    def spend(self, nodes: int = 1, nbytes: int = 0) -> None:
+        self.nodes += nodes
+        self.bytes += nbytes
+        if self.nodes > MAX_NODES:
+            raise BoundaryError(f"value has more than {MAX_NODES} parts")
+        if self.bytes > MAX_BYTES:
+            raise BoundaryError(f"value is larger than {MAX_BYTES // 1024**2} MiB")
+
+
+def _read_npy(text) -> np.ndarray:
+    if not isinstance(text, str):
+        raise BoundaryError("malformed array")
+    try:
+        raw = base64.b64decode(text.encode("ascii"), validate=True)
+        array = np.lib.format.read_array(io.BytesIO(raw), allow_pickle=False)
+    except Exception as exc:  # noqa: BLE001 - any malformed array is the sender's
+        raise BoundaryError(f"malformed array ({type(exc).__name__})") from None
+    _check_array(array)
+    return array
+
+
+def decode(tree, *, resolve=None, make_handle=None, generators=None, _depth=0, _budget=None):
+    """The value a tree from :func:`encode` stands for, checked at every step.
+
+    ``resolve(id)`` turns a ``ref`` back into the local object it names (kernel side);
+    ``make_handle(id, kind, type_name)`` builds a proxy for an object kept on the other side
+    (grader side). Without them, refs and handles are refused. ``generators`` collects decoded
+    generators in order.
+    """
+    budget = _Budget() if _budget is None else _budget
+    budget.spend()
+    if _depth > MAX_DEPTH:
+        raise BoundaryError(f"value nested more than {MAX_DEPTH} levels deep")
+    kw = dict(
+        resolve=resolve,
+        make_handle=make_handle,
+        generators=generators,
+        _depth=_depth + 1,
+        _budget=budget,
+    )
+    if tree is None or isinstance(tree, (bool, str)):
+        if isinstance(tree, str):
+            budget.spend(0, len(tree))
+        return tree
+    if type(tree) is int:
+        return tree
+    if type(tree) is float:
+        return tree
+    if type(tree) is list:
+        return [decode(v, **kw) for v in tree]
+    if type(tree) is not dict or not isinstance(tree.get("$"), str):
+        raise BoundaryError(f"malformed value ({type(tree).__name__})")
+    tag, v = tree["$"], tree.get("v")
+    if tag == "nd":
+        array = _read_npy(tree.get("npy"))
+        budget.spend(0, array.nbytes)
+        return array
+    if tag == "np":
+        array = _read_npy(tree.get("npy"))
+        if array.ndim != 0:
+            raise BoundaryError("malformed numpy scalar")
+        return array[()]
+    if tag == "float":
+        if v not in ("nan", "inf", "-inf"):
+            raise BoundaryError("malformed float")
+        return float(v)
+    if tag in ("tuple", "set", "frozenset"):
+        if type(v) is not list:
+            raise BoundaryError(f"malformed {tag}")
+        items = [decode(x, **kw) for x in v]
+        try:
+            return {"tuple": tuple, "set": set, "frozenset": frozenset}[tag](items)
+        except TypeError:
+            raise BoundaryError(f"unhashable item in a {tag}") from None
+    if tag == "dict":
+        if type(v) is not list or any(type(p) is not list or len(p) != 2 for p in v):
+            raise BoundaryError("malformed dict")
+        try:
+            return {decode(k, **kw): decode(x, **kw) for k, x in v}
+        except TypeError:
+            raise BoundaryError("unhashable dict key") from None
+    if tag == "bytes":
+        try:
+            raw = base64.b64decode(str(v).encode("ascii"), validate=True)
+        except Exception:  # noqa: BLE001
+            raise BoundaryError("malformed bytes") from None
+        budget.spend(0, len(raw))
+        return raw
+    if tag == "complex":
+        if type(v) is not list or len(v) != 2 or not all(isinstance(x, str) for x in v):
+            raise BoundaryError("malformed complex")
+        try:
+            return complex(float(v[0]), float(v[1]))
+        except ValueError:
+            raise BoundaryError("malformed complex") from None
+    if tag == "slice":
+        if type(v) is not list or len(v) != 3:
+            raise BoundaryError("malformed slice")
+        return slice(*(decode(x, **kw) for x in v))
+    if tag == "ellipsis":
+        return Ellipsis
+    if tag == "gen":
+        state = decode(tree.get("state"), **kw)
+        generator = _generator(state)
+        if generators is not None:
+            generators.append(generator)
+        return generator
+    if tag == "genref":
+        if generators is None or type(v) is not int or not 0 <= v < len(generators):
+            raise BoundaryError("malformed generator reference")
+        return generators[v]
+    if tag == "ref":
+        if resolve is None or type(tree.get("id")) is not int:
+            raise BoundaryError("a reference to an object cannot cross in this direction")
+        return resolve(tree["id"])
+    if tag == "handle":
+        if make_handle is None or type(tree.get("id")) is not int:
+            raise BoundaryError("an object handle cannot cross in this direction")
+        kind = tree.get("kind") if tree.get("kind") in ("callable", "object") else "object"
+        return make_handle(tree["id"], kind, _printable(tree.get("type"), 60))
+    raise BoundaryError(f"unknown kind of value {tag[:20]!r}")
+
+
+def _generator(state) -> np.random.Generator:
+    if not isinstance(state, dict) or state.get("bit_generator") not in BIT_GENERATORS:
+        raise BoundaryError(f"a random generator must use one of {', '.join(BIT_GENERATORS)}")
+    bit_generator = getattr(np.random, state["bit_generator"])()
+    try:
+        bit_generator.state = state
+    except Exception:  # noqa: BLE001 - numpy validates the state
+        raise BoundaryError("malformed random generator state") from None
+    return np.random.Generator(bit_generator)
+
+
+def set_state(generator: np.random.Generator, tree) -> None:
+    """Move ``generator`` to the state a tree from the other side describes (after a call)."""
+    state = decode(tree)
+    if not isinstance(state, dict) or state.get("bit_generator") != type(
+        generator.bit_generator
+    ).__name__:
+        raise BoundaryError("the random generator came back as a different kind of generator")
+    try:
+        generator.bit_generator.state = state
+    except Exception:  # noqa: BLE001
+        raise BoundaryError("malformed random generator state") from None
+
+
+def _printable(text, limit: int) -> str:
+    text = text if isinstance(text, str) else "object"
+    text = "".join(c if c.isprintable() else "?" for c in text)
+    return text[:limit]
+
+
+def dumps(tree) -> str:
+    """JSON text of a tree (NaN never appears: non-finite floats are tagged)."""
+    return json.dumps(tree, allow_nan=False, separators=(",", ":"))
+
+
+def loads(text: str):
+    """The tree in JSON ``text`` from the other side, size-checked first."""
+    if not isinstance(text, str) or len(text) > MAX_BYTES * 4 // 3 + 1024:
+        raise BoundaryError("message missing or too large")
+    try:
+        return json.loads(text, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError):
+        raise BoundaryError("malformed message") from None
+
+
+def _refuse_constant(name: str):
+    raise ValueError(name)
+
+
+# ------------------------------------------------------------------------- the kernel's server
+
+
+class Server:
+    """Runs inside the student's kernel: serves the grader's requests one at a time.
+
+    The grader executes ``serve(<request>)`` and reads :meth:`reply` through the kernel's
+    ``user_expressions``. Everything here is in the student's process and therefore untrusted:
+    the grader treats whatever comes back as the student's answer, checks it, and never trusts it
+    for anything else.
+    """
+
+    def __init__(self, namespace: dict) -> None:
+        self.namespace = namespace
+        self.objects: dict[int, object] = {}
+        self.last = ""
+
+    def _register(self, obj) -> Handle:
+        key = len(self.objects) + 1
+        self.objects[key] = obj
+        kind = "callable" if callable(obj) else "object"
+        return Handle(key, kind, getattr(type(obj), "__qualname__", "object"))
+
+    def _resolve(self, key: int):
+        if key not in self.objects:
+            raise LookupError("unknown object")
+        return self.objects[key]
+
+    def _encode(self, value, generators=None):
+        return encode(value, register=self._register, generators=generators)
+
+    def _decode(self, tree, generators):
+        return decode(tree, resolve=self._resolve, generators=generators)
+
+    def serve(self, request: str) -> None:
+        self.last = ""
+        try:
+            reply = self._handle(loads(base64.b64decode(request).decode("utf-8")))
+        except BaseException as exc:  # noqa: BLE001 - a student's exception is an answer
+            reply = {"ok": False, "error": _describe(exc)}
+        try:
+            self.last = dumps(reply)
+        except BaseException as exc:  # noqa: BLE001
+            self.last = dumps({"ok": False, "error": _describe(exc)})
+
+    def _handle(self, request: dict) -> dict:
+        op = request["op"]
+        if op == "lookup":
+            name = request["name"]
+            if name not in self.namespace:
+                return {"ok": True, "missing": True}
+            return {"ok": True, "value": self._encode(self.namespace[name])}
+        target = self._resolve(request["id"])
+        if op == "getattr":
+            return {"ok": True, "value": self._encode(getattr(target, request["name"]))}
+        if op == "len":
+            return {"ok": True, "value": len(target)}
+        generators: list = []
+        if op == "getitem":
+            key = self._decode(request["key"], generators)
+            return {"ok": True, "value": self._encode(target[key])}
+        if op == "call":  # a list of calls [[args, kwargs], ...], each repeated, one result each
+            calls = self._decode(request["calls"], generators)
+            repeat = request.get("repeat", 1)
+            results = [target(*args, **kwargs) for args, kwargs in calls for _ in range(repeat)]
+            value = self._encode(results)
+            states = [self._encode(g.bit_generator.state) for g in generators]
+            return {"ok": True, "value": value, "generators": states}
+        raise LookupError("unknown request")
+
+    def reply(self):
+        return _Reply(self.last)
+
+
+class _Reply:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return {"application/x-coursetools-reply": self.text}
+
+
+def _describe(exc: BaseException) -> dict:
+    """An exception as the names of its classes: never its message (which the student wrote)."""
+    names = []
+    for cls in type(exc).__mro__:
+        if getattr(builtins, cls.__name__, None) is cls:
+            names.append(cls.__name__)
+        elif cls.__module__ == "dplib.errors" or cls.__module__.startswith("dplib."):
+            names.append(f"{cls.__module__}.{cls.__name__}")
+    return {"classes": names[:8], "boundary": isinstance(exc, BoundaryError)}
+
+
+MIME = "application/x-coursetools-reply"

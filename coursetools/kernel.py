@@ -1,0 +1,223 @@
+"""One sandboxed kernel for one submission: start it, run code in it, stop it.
+
+One job: launch an IPython kernel through the sandbox launcher (:mod:`coursetools.sandbox`) and
+exchange execute requests with it over the shell channel only. The grader never subscribes to the
+kernel's output broadcast (IOPub): nothing a student prints, displays or raises reaches the
+grader's memory, and the only data that comes back is the execute reply, whose size ZeroMQ caps
+(``MAXMSGSIZE``: a bigger message drops the connection, and the call fails). The reply's HMAC
+signature is checked by jupyter_client's ``Session``. Whatever the kernel says is treated as the
+student's: it can decide what their code returns, never a grade.
+
+Every start uses fresh directories made by root outside the workspace: a run directory for the
+connection file and sockets (the kernel may add sockets but not replace root's files) and an empty
+mount point on which the launcher mounts the private workspace. A hung or dead kernel is reported
+as such; the caller restarts it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from coursetools import bridge
+from coursetools import sandbox as sbx
+
+__all__ = ["Outcome", "KernelSession", "BRIDGE_MODULE"]
+
+BRIDGE_MODULE = "_coursetools_bridge"
+MAX_REPLY_BYTES = bridge.MAX_BYTES * 4 // 3 + (1 << 20)  # a base64 reply plus its envelope
+POLL_SECONDS = 0.2
+
+
+@dataclass
+class Outcome:
+    """What became of one execute request."""
+
+    status: str  # "ok" | "error" | "timeout" | "died"
+    expressions: dict = field(default_factory=dict)
+
+
+def _bridge_install() -> str:
+    source = Path(bridge.__file__).read_text(encoding="utf-8")
+    return (
+        "def __coursetools_install(source):\n"
+        "    import sys, types\n"
+        f"    module = types.ModuleType({BRIDGE_MODULE!r})\n"
+        "    sys.modules[module.__name__] = module\n"
+        "    exec(compile(source, '<coursetools bridge>', 'exec'), module.__dict__)\n"
+        "    module.server = module.Server(get_ipython().user_ns)\n"
+        f"__coursetools_install({source!r})\n"
+        "del __coursetools_install\n"
+    )
+
+
+@dataclass
+class KernelSpecification:
+    """Where and how the sandboxed kernel runs (everything the launcher needs)."""
+
+    home: Path  # the submission's private grading directory (root, 0711)
+    stage: Path  # files copied into each new workspace
+    config: Path  # empty, read-only IPython and Jupyter directories
+    mode: str
+    uid: int
+    limits: sbx.Limits
+    overlays: list[tuple[str, str]] = field(default_factory=list)
+    cgroup_procs: list[str] = field(default_factory=list)
+    hide: list[str] = field(default_factory=list)
+    startup_timeout: float = 60.0
+
+
+class KernelSession:
+    """A sandboxed kernel reached through its shell channel only."""
+
+    def __init__(self, spec: KernelSpecification) -> None:
+        self.spec = spec
+        self.km = None
+        self.socket = None
+        self.context = None
+        self.log = tempfile.TemporaryFile()  # the launcher's stderr (bounded by RLIMIT_FSIZE)
+
+    def _manager(self, run_dir: str, workspace: str):
+        from jupyter_client.kernelspec import KernelSpec
+        from jupyter_client.manager import AsyncKernelManager
+
+        argv = sbx.kernel_argv(
+            mode=self.spec.mode,
+            uid=self.spec.uid,
+            limits=self.spec.limits,
+            run_dir=run_dir,
+            workspace=workspace,
+            stage=str(self.spec.stage),
+            config=str(self.spec.config),
+            overlays=self.spec.overlays,
+            cgroup_procs=self.spec.cgroup_procs,
+            hide=self.spec.hide,
+            readonly=sbx.readonly_paths(),
+        )
+
+        class SandboxKernelManager(AsyncKernelManager):
+            @property
+            def kernel_spec(self):  # noqa: D401 - the sandbox launcher, not a named kernelspec
+                return KernelSpec(argv=argv, display_name="sandbox", language="python")
+
+        return SandboxKernelManager(
+            kernel_name="python3",
+            transport="ipc",
+            ip=os.path.join(run_dir, "k"),
+            connection_file=os.path.join(run_dir, "connection.json"),
+        )
+
+    async def start(self) -> None:
+        """Launch a fresh kernel and install the bridge server in it (before any student code)."""
+        import zmq
+        import zmq.asyncio
+
+        run_dir = tempfile.mkdtemp(prefix="run-", dir=self.spec.home)
+        workspace = tempfile.mkdtemp(prefix="ws-", dir=self.spec.home)
+        if self.spec.mode == "rlimit":
+            os.chmod(workspace, 0o700)
+        self.km = self._manager(run_dir, workspace)
+        self.log.seek(0)
+        self.log.truncate()
+        try:
+            await self.km.start_kernel(
+                cwd=str(self.spec.home), stdout=subprocess.DEVNULL, stderr=self.log
+            )
+        except Exception as exc:
+            raise RuntimeError(f"the kernel did not start ({exc}): {self._last_log_line()}") from exc
+        self.context = zmq.asyncio.Context()
+        self.socket = self.context.socket(zmq.DEALER)
+        self.socket.setsockopt(zmq.MAXMSGSIZE, MAX_REPLY_BYTES)
+        self.socket.setsockopt(zmq.RCVHWM, 64)
+        self.socket.setsockopt(zmq.LINGER, 0)
+        self.socket.connect(self.km._make_url("shell"))
+        info = await self._request(
+            "kernel_info_request", {}, self.spec.startup_timeout, reply="kernel_info_reply"
+        )
+        if info.status != "ok":
+            await self.stop()
+            raise RuntimeError(f"the kernel did not answer ({info.status}): {self._last_log_line()}")
+        installed = await self.execute(_bridge_install(), self.spec.startup_timeout, silent=True)
+        if installed.status != "ok":
+            await self.stop()
+            raise RuntimeError(f"the kernel could not be prepared ({installed.status})")
+
+    def _last_log_line(self) -> str:
+        self.log.seek(0)
+        lines = [x for x in self.log.read(1 << 20).decode(errors="replace").splitlines() if x.strip()]
+        return lines[-1][:200] if lines else ""
+
+    async def execute(
+        self,
+        code: str,
+        timeout: float,
+        *,
+        silent: bool = False,
+        user_expressions: dict | None = None,
+    ) -> Outcome:
+        """Run ``code``; ``ok``, ``error`` (it raised), ``timeout`` or ``died``."""
+        content = {
+            "code": code,
+            "silent": silent,
+            "store_history": not silent,
+            "user_expressions": user_expressions or {},
+            "allow_stdin": False,
+            "stop_on_error": False,
+        }
+        return await self._request("execute_request", content, timeout, reply="execute_reply")
+
+    async def _request(self, msg_type: str, content: dict, timeout: float, *, reply: str) -> Outcome:
+        import zmq
+
+        if self.km is None or self.socket is None:
+            return Outcome("died")
+        session = self.km.session
+        sent = session.msg(msg_type, content)
+        session.send(self.socket, sent)
+        msg_id = sent["header"]["msg_id"]
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return Outcome("timeout")
+            try:
+                ready = await self.socket.poll(int(min(left, POLL_SECONDS) * 1000), zmq.POLLIN)
+            except zmq.ZMQError:
+                return Outcome("died")
+            if not ready:
+                if not await self.km.is_alive():
+                    return Outcome("died")
+                continue
+            try:
+                frames = await self.socket.recv_multipart(copy=True)
+                _idents, parts = session.feed_identities(frames, copy=True)
+                message = session.deserialize(parts, content=True, copy=True)
+            except Exception:  # noqa: BLE001 - a malformed or unsigned message is ignored
+                continue
+            if (
+                message.get("msg_type") != reply
+                or message.get("parent_header", {}).get("msg_id") != msg_id
+            ):
+                continue
+            body = message.get("content", {}) if isinstance(message.get("content"), dict) else {}
+            status = "ok" if body.get("status") == "ok" else "error"
+            expressions = body.get("user_expressions")
+            return Outcome(status, expressions if isinstance(expressions, dict) else {})
+
+    async def stop(self) -> None:
+        if self.socket is not None:
+            self.socket.close(linger=0)
+            self.socket = None
+        if self.context is not None:
+            self.context.term()
+            self.context = None
+        if self.km is not None:
+            try:
+                await self.km.shutdown_kernel(now=True)
+            except Exception:  # noqa: BLE001 - the kernel may be long gone
+                pass
+            self.km = None

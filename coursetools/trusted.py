@@ -1,0 +1,423 @@
+"""The trusted test runner: runs a notebook's test cells where no student code ever runs.
+
+One job: execute the instructor's test cells (visible and hidden parts) in a process of its own,
+started by the grader as ``python -I -m coursetools.trusted``, and decide pass, fail or partial
+credit from this process's own exceptions. The student's answers are :class:`Remote` proxies: a
+call sends its arguments to the student's kernel as plain data (:mod:`coursetools.bridge`) and
+gets plain data back, checked on arrival; objects the student builds stay in the kernel behind
+handles. The runner talks only to the grader, over its stdin and stdout, in length-prefixed JSON
+frames; the grader relays kernel requests and enforces every time limit (it kills this process if
+a test itself runs too long).
+
+The feedback a failed test gets is written here, from the instructor's text only: an assertion's
+own message; for an assertion without one, its source line when the line is visible to students,
+else "a hidden test failed (line n)"; for an error in the student's code, which answer raised
+which *builtin* exception class (never its message, which the student wrote).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import json
+import math
+import os
+import struct
+import sys
+import traceback
+from typing import Any
+
+from coursetools import bridge
+
+__all__ = ["Remote", "StudentError", "run_test", "main"]
+
+MAX_MESSAGE = 300
+
+
+# ----------------------------------------------------------------------------------- framing
+
+
+def write_frame(stream, message: dict) -> None:
+    data = json.dumps(message, allow_nan=False, separators=(",", ":")).encode("utf-8")
+    stream.write(struct.pack(">I", len(data)) + data)
+    stream.flush()
+
+
+def read_frame(stream) -> dict:
+    header = stream.read(4)
+    if len(header) < 4:
+        raise EOFError("the grader closed the channel")
+    (size,) = struct.unpack(">I", header)
+    data = stream.read(size)
+    if len(data) < size:
+        raise EOFError("the grader closed the channel")
+    return json.loads(data)
+
+
+# ---------------------------------------------------------------------------- student errors
+
+
+class StudentError(AssertionError):
+    """A failure of the student's code, seen from the trusted side. Its text is the grader's."""
+
+    feedback = "your code failed"
+
+    def __str__(self) -> str:
+        return self.feedback
+
+
+_raised_classes: dict[type, type] = {}
+
+
+def _student_raised(label: str, classes: list) -> StudentError:
+    """An exception that is-a the builtin (or dplib) class the student's code raised.
+
+    So a test can expect an error (``except ValueError``), and an uncaught one fails the test with
+    the grader's sentence, not the student's message.
+    """
+    base, name = None, "an exception"
+    for qualified in classes if isinstance(classes, list) else []:
+        candidate = _known_exception(qualified)
+        if candidate is not None:
+            base, name = candidate, candidate.__name__
+            break
+    if base is None:
+        error = StudentError()
+    else:
+        cls = _raised_classes.get(base)
+        if cls is None:
+            cls = type(f"Student{base.__name__}", (StudentError, base), {"__str__": StudentError.__str__})
+            _raised_classes[base] = cls
+        try:
+            error = cls()
+        except TypeError:  # exception classes with required arguments
+            error = StudentError()
+    error.feedback = f"{label} raised {name}"
+    error.raised = name
+    return error
+
+
+def _known_exception(qualified) -> type | None:
+    if not isinstance(qualified, str):
+        return None
+    if "." not in qualified:
+        cls = getattr(builtins, qualified, None)
+    elif qualified.startswith("dplib.") and qualified.count(".") <= 3:
+        module, _, attr = qualified.rpartition(".")
+        try:
+            cls = getattr(__import__(module, fromlist=[attr]), attr, None)
+        except ImportError:
+            cls = None
+    else:
+        cls = None
+    if isinstance(cls, type) and issubclass(cls, Exception) and cls is not StopIteration:
+        return cls
+    return None
+
+
+def _failure(label: str, error: dict) -> StudentError:
+    error = error if isinstance(error, dict) else {}
+    if error.get("timeout"):
+        result = StudentError()
+        result.feedback = f"{label} did not finish within the time limit ({error.get('seconds', '?')} s)"
+        return result
+    if error.get("died"):
+        result = StudentError()
+        result.feedback = f"the kernel died while running {label} (os._exit, a crash, or the memory limit)"
+        return result
+    if error.get("boundary"):
+        result = StudentError()
+        result.feedback = (
+            f"{label} returned something the grader cannot read: return numbers, strings, "
+            "lists, tuples, dicts or numpy arrays of numbers"
+        )
+        return result
+    if error.get("missing_kernel"):
+        result = StudentError()
+        result.feedback = f"{label} could not be reached (the kernel was restarted)"
+        return result
+    return _student_raised(label, error.get("classes", []))
+
+
+class MissingAnswer(StudentError, NameError):
+    pass
+
+
+# -------------------------------------------------------------------------------------- proxies
+
+
+class KernelLink:
+    """The runner's side of the channel: one request to the student's kernel, one reply."""
+
+    def __init__(self, rx, tx) -> None:
+        self.rx, self.tx = rx, tx
+        self.calls = 0
+
+    def request(self, request: dict) -> dict:
+        self.calls += 1
+        write_frame(self.tx, {"op": "kernel", "request": request})
+        reply = read_frame(self.rx)
+        if reply.get("op") != "reply":
+            raise EOFError("unexpected message from the grader")
+        return reply.get("reply") if isinstance(reply.get("reply"), dict) else {"ok": False}
+
+
+class Remote:
+    """A student's function, class or object, kept in the kernel; used like the real thing.
+
+    ``f(*args, **kwargs)`` is one round trip. ``f.map(args_list, kwargs=None)`` calls ``f`` once per
+    item of ``args_list`` (a tuple of positional arguments each, or a single argument) in one
+    round trip and returns the list of results; ``kwargs`` is one dict for every call or a list of
+    dicts. ``f.repeat(n, *args, **kwargs)`` makes the same call ``n`` times in one round trip
+    (a generator among the arguments is shared by the calls and advances, as it would in a loop).
+    Attributes and items of an object are fetched as data, or as further proxies.
+    """
+
+    __slots__ = ("_link", "_id", "_kind", "_label")
+
+    def __init__(self, link: KernelLink, id: int, kind: str, label: str) -> None:
+        object.__setattr__(self, "_link", link)
+        object.__setattr__(self, "_id", id)
+        object.__setattr__(self, "_kind", kind)
+        object.__setattr__(self, "_label", label)
+
+    def __repr__(self) -> str:
+        return f"<student's {self._label}>"
+
+    def _exchange(self, request: dict, label: str, generators=None):
+        request = dict(request, id=self._id)
+        reply = self._link.request(request)
+        if not reply.get("ok"):
+            raise _failure(label, reply.get("error"))
+        try:
+            value = bridge.decode(reply.get("value"), make_handle=self._handle_maker(label))
+            for generator, state in zip(generators or [], reply.get("generators") or [], strict=False):
+                bridge.set_state(generator, state)
+        except bridge.BoundaryError:
+            raise _failure(label, {"boundary": True}) from None
+        return value
+
+    def _handle_maker(self, label: str):
+        def make(id: int, kind: str, type_name: str) -> Remote:
+            return Remote(self._link, id, kind, f"{type_name} returned by {label}"[:80])
+
+        return make
+
+    def _call(self, calls: list, repeat: int = 1) -> list:
+        generators: list = []
+        references = {}
+        _collect_references(calls, references)
+        try:
+            tree = bridge.encode(calls, references=references, generators=generators)
+        except bridge.BoundaryError as exc:
+            raise TypeError(f"test error: {exc}") from None
+        results = self._exchange(
+            {"op": "call", "calls": tree, "repeat": repeat}, self._label, generators
+        )
+        if not isinstance(results, list) or len(results) != len(calls) * repeat:
+            raise _failure(self._label, {"boundary": True})
+        return results
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._call([[list(args), kwargs]])[0]
+
+    def map(self, args_list, kwargs=None) -> list:
+        calls = []
+        args_list = list(args_list)
+        for index, args in enumerate(args_list):
+            args = list(args) if isinstance(args, tuple) else [args]
+            if isinstance(kwargs, list):
+                call_kwargs = kwargs[index]
+            else:
+                call_kwargs = kwargs or {}
+            calls.append([args, dict(call_kwargs)])
+        return self._call(calls) if calls else []
+
+    def repeat(self, n: int, *args: Any, **kwargs: Any) -> list:
+        if not isinstance(n, int) or n < 0:
+            raise ValueError(f"repeat needs a count >= 0, got {n!r}")
+        return self._call([[list(args), kwargs]], repeat=n) if n else []
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self._exchange({"op": "getattr", "name": name}, f"{self._label}.{name}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("the student's objects are read-only from the grader")
+
+    def __getitem__(self, key: Any) -> Any:
+        try:
+            tree = bridge.encode(key, generators=[])
+        except bridge.BoundaryError as exc:
+            raise TypeError(f"test error: {exc}") from None
+        return self._exchange({"op": "getitem", "key": tree}, f"{self._label}[...]")
+
+    def __bool__(self) -> bool:
+        return True
+
+    def __len__(self) -> int:
+        value = self._exchange({"op": "len"}, f"len({self._label})")
+        if type(value) is not int or value < 0:
+            raise _failure(f"len({self._label})", {"boundary": True})
+        return value
+
+
+def _collect_references(value, references: dict, depth: int = 0) -> None:
+    """Proxies among a call's arguments go back as references to the kernel's objects."""
+    if depth > bridge.MAX_DEPTH:
+        return
+    if isinstance(value, Remote):
+        references[id(value)] = object.__getattribute__(value, "_id")
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        for item in value:
+            _collect_references(item, references, depth + 1)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _collect_references(key, references, depth + 1)
+            _collect_references(item, references, depth + 1)
+
+
+# ------------------------------------------------------------------------------------ namespace
+
+
+class TestNamespace(dict):
+    """A test's globals: the prelude, then answers fetched from the kernel on first use."""
+
+    def __init__(self, prelude: dict, answers: set[str], link: KernelLink) -> None:
+        super().__init__(prelude)
+        self["__builtins__"] = builtins
+        self["__name__"] = "__grader__"
+        self._answers, self._link = answers, link
+
+    def __missing__(self, name: str) -> Any:
+        if name not in self._answers:
+            raise KeyError(name)
+        reply = self._link.request({"op": "lookup", "name": name})
+        if not reply.get("ok"):
+            raise _failure(name, reply.get("error"))
+        if reply.get("missing"):
+            error = MissingAnswer()
+            error.feedback = f"your notebook does not define {name}"
+            raise error
+        try:
+            value = bridge.decode(
+                reply.get("value"),
+                make_handle=lambda id, kind, type_name: Remote(self._link, id, kind, name),
+            )
+        except bridge.BoundaryError:
+            raise _failure(name, {"boundary": True}) from None
+        self[name] = value
+        return value
+
+
+def build_prelude(statements: list[str]) -> dict:
+    """The names the read-only cells import, imported here (instructor code, trusted)."""
+    namespace: dict = {"__builtins__": builtins}
+    for statement in statements:
+        try:
+            exec(compile(statement, "<prelude>", "exec"), namespace)  # noqa: S102 - instructor code
+        except Exception:  # noqa: BLE001 - a module missing here fails the tests that use it
+            pass
+    namespace.pop("__builtins__", None)
+    return namespace
+
+
+# ----------------------------------------------------------------------------------- one test
+
+
+def _clean(text: str) -> str:
+    text = "".join(c if c.isprintable() or c == " " else " " for c in str(text))
+    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "\u2026"
+
+
+def _test_line(exc: BaseException, filename: str) -> int | None:
+    line = None
+    for frame, number in traceback.walk_tb(exc.__traceback__):
+        if frame.f_code.co_filename == filename:
+            line = number
+    return line
+
+
+def _partial(value: Any, points: float) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    value = float(value)
+    if math.isnan(value):
+        return 0.0
+    return max(0.0, min(points, value * points if value <= 1 else value))
+
+
+def run_test(test: dict, prelude: dict, answers: set[str], link: KernelLink) -> dict:
+    """Run one test cell; its result as a dict (status, points, message)."""
+    source, points = test["source"], float(test["points"])
+    hidden = set(test.get("hidden_lines", []))
+    filename = f"<test {test['grade_id']}>"
+    lines = source.splitlines()
+    namespace = TestNamespace(prelude, answers, link)
+    try:
+        tree = ast.parse(source, filename)
+        last = None
+        if tree.body and isinstance(tree.body[-1], ast.Expr):
+            last = ast.Expression(tree.body.pop().value)
+        exec(compile(tree, filename, "exec"), namespace)  # noqa: S102 - instructor code
+        value = eval(compile(last, filename, "eval"), namespace) if last else None  # noqa: S307
+    except StudentError as exc:
+        return {"status": "failed", "points": 0.0, "message": _clean(exc.feedback)}
+    except AssertionError as exc:
+        message = str(exc).strip()
+        if not message:
+            line = _test_line(exc, filename)
+            if line is not None and line not in hidden and 0 < line <= len(lines):
+                message = f"failed: {lines[line - 1].strip()}"
+            elif line is not None:
+                message = f"a hidden test failed (line {line})"
+            else:
+                message = "a test failed"
+        return {"status": "failed", "points": 0.0, "message": _clean(message)}
+    except Exception as exc:  # noqa: BLE001 - the test's own error, e.g. on a value of a wrong type
+        line = _test_line(exc, filename)
+        where = f" at line {line}" if line is not None else ""
+        kind = type(exc).__name__ if type(exc).__module__ == "builtins" else "an error"
+        return {
+            "status": "failed",
+            "points": 0.0,
+            "message": _clean(
+                f"{kind} in the test{where}: check the type and shape of what your answer returns"
+            ),
+            "debug": f"{type(exc).__module__}.{type(exc).__qualname__}{where}",
+        }
+    partial = _partial(value, points)
+    got = points if partial is None else partial
+    status = "passed" if got == points else "partial" if got > 0 else "failed"
+    message = "" if status == "passed" else f"partial credit: {got:g} of {points:g} point(s)"
+    return {"status": status, "points": got, "message": message}
+
+
+# ------------------------------------------------------------------------------------------ main
+
+
+def main() -> None:
+    """Serve the grader: a ``setup`` frame, then ``test`` frames until ``exit``."""
+    rx = sys.stdin.buffer
+    tx = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # prints in tests go to the log, not the channel
+    sys.stdout = sys.stderr
+    link = KernelLink(rx, tx)
+    setup = read_frame(rx)
+    prelude = build_prelude(setup.get("prelude", []))
+    answers = set(setup.get("answers", []))
+    while True:
+        try:
+            message = read_frame(rx)
+        except EOFError:
+            return
+        if message.get("op") != "test":
+            return
+        result = run_test(message["test"], prelude, answers, link)
+        result["grade_id"] = message["test"]["grade_id"]
+        write_frame(tx, {"op": "result", "result": result})
+
+
+if __name__ == "__main__":
+    main()

@@ -18,113 +18,16 @@ from pathlib import Path
 import nbformat
 
 from coursetools import executors, feedback
+from coursetools.collect import collect_jobs
 from coursetools.grade import Job, Options, grade_job
-from coursetools.release import (
-    IGNORED,
-    find_assignments,
-    notebook_bytes,
-    release_all,
-    release_notebook,
-)
+from coursetools.release import find_assignments, release_all
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "build"
 PILOT = ROOT / "tests" / "fixtures" / "solutions"
-MAX_EXTRA_BYTES = 20 * 1024**2  # other files handed in with a notebook (data), in total
 
 
 # ------------------------------------------------------------------------------------------ jobs
-
-
-def collect_jobs(
-    submissions: Path, source_root: Path, options: Options
-) -> tuple[list[Job], list[str]]:
-    """One job per (student, assignment) found under ``submissions/<student>/<assignment>/``.
-
-    Every student gets a row for every assignment that anyone handed in; an assignment that a
-    student did not hand in is a job without a notebook (0 points, reported). Directories that
-    name no known assignment are reported and skipped.
-    """
-    submissions, source_root = Path(submissions), Path(source_root)
-    known = find_assignments(source_root)
-    students = sorted(d for d in submissions.iterdir() if d.is_dir() and not d.name.startswith("."))
-    warnings: list[str] = []
-    handed_in: set[str] = set()
-    for student in students:
-        for sub in student.iterdir():
-            if sub.is_dir() and not sub.name.startswith("."):
-                if sub.name in known:
-                    handed_in.add(sub.name)
-                else:
-                    warnings.append(
-                        f"{student.name}/{sub.name}: not an assignment of the course, skipped"
-                    )
-    texts, assets = {}, {}
-    for name in sorted(handed_in):
-        source = (source_root / name / f"{name}.ipynb").read_text(encoding="utf-8")
-        release = notebook_bytes(release_notebook(nbformat.reads(source, as_version=4), name))
-        texts[name] = (source, release.decode("utf-8"))
-        # The assignment's own files (data shipped beside the notebook, released as they are):
-        # put in every workspace, over any file of the same name a student handed in.
-        assets[name] = {
-            str(p.relative_to(source_root / name)): p.read_bytes()
-            for p in sorted((source_root / name).rglob("*"))
-            if p.is_file() and p.suffix != ".ipynb" and not IGNORED.intersection(p.parts)
-        }
-    jobs = []
-    for student in students:
-        for name in sorted(handed_in):
-            source, release = texts[name]
-            job = Job(
-                student=student.name,
-                assignment=name,
-                source=source,
-                release=release,
-                submission=None,
-                notebook_name=f"{name}.ipynb",
-                options=options,
-            )
-            folder = student / name
-            notebooks = (
-                [p for p in sorted(folder.glob("*.ipynb")) if _inside(p, folder)]
-                if folder.is_dir()
-                else []
-            )
-            if not folder.is_dir():
-                job.problems.append("nothing handed in for this assignment")
-            elif not notebooks and any(folder.glob("*.ipynb")):
-                job.problems.append("no notebook handed in (symbolic links are not followed)")
-            elif not notebooks:
-                job.problems.append("no notebook handed in")
-            else:
-                chosen = folder / f"{name}.ipynb"
-                if chosen not in notebooks:
-                    chosen = notebooks[0]
-                    job.problems.append(f"no {name}.ipynb: graded {chosen.name} instead")
-                job.submission = chosen.read_bytes()
-                total = 0
-                for extra in sorted(folder.rglob("*")):
-                    if (
-                        _inside(extra, folder)
-                        and extra.is_file()
-                        and extra.suffix != ".ipynb"
-                        and ".ipynb_checkpoints" not in extra.parts
-                    ):
-                        total += extra.stat().st_size
-                        if total <= MAX_EXTRA_BYTES:
-                            job.files[str(extra.relative_to(folder))] = extra.read_bytes()
-            job.files.update(assets[name])
-            jobs.append(job)
-    return jobs, warnings
-
-
-def _inside(path: Path, folder: Path) -> bool:
-    """A real file of the submission: no symbolic link (to solutions/, say) is followed."""
-    if path.is_symlink() or any(
-        p.is_symlink() for p in path.relative_to(folder).parents if p != Path(".")
-    ):
-        return False
-    return folder.resolve() in path.resolve().parents
 
 
 def _lost(job: Job, exc: BaseException) -> dict:
@@ -144,7 +47,7 @@ def grade_class(
     """Grade every job through an executor; jobs lost by the executor are retried here, serially."""
 
     def label(j):
-        return f"{j.student}/{j.assignment}"
+        return f"{feedback.display_name(j.student)}/{feedback.display_name(j.assignment)}"
 
     def describe(r):
         return f"{r['score']:g}/{r['max_score']:g}" + (" (problems)" if r["problems"] else "")
@@ -232,8 +135,24 @@ def _validate_one(path: str) -> tuple[str, dict]:
 
 
 def validate(source_root: Path, workers: int | None = None) -> list[str]:
-    """nbgrader's Validator on every source notebook; returns the failures, as text."""
-    paths = [str(Path(source_root) / n / f"{n}.ipynb") for n in find_assignments(source_root)]
+    """nbgrader's Validator on every solution as a student would hand it in; the failures.
+
+    The notebook validated is the release with every answer filled in from the source: what a
+    student's *Validate* button runs (the visible tests). The hidden tests run only in the
+    trusted grader, which ``make course`` checks by grading that same notebook (``ada_full``).
+    """
+    generator = _load_example_generator()
+    staging = BUILD / "validate"
+    if staging.exists():
+        shutil.rmtree(staging)
+    paths = []
+    for name in find_assignments(source_root):
+        folder = Path(source_root) / name
+        target = staging / name
+        shutil.copytree(folder, target, ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints"))
+        filled = generator.student_notebooks(folder / f"{name}.ipynb")["ada_full"]
+        (target / f"{name}.ipynb").write_bytes(filled)
+        paths.append(str(target / f"{name}.ipynb"))
     failures = []
     workers = min(len(paths), workers or executors.default_workers()) or 1
     with cf.ProcessPoolExecutor(max_workers=workers) as pool:
@@ -265,6 +184,8 @@ def _options(args) -> Options:
         notebook_timeout=args.notebook_timeout,
         sandbox=args.sandbox,
         memory_bytes=int(args.memory_gb * 1024**3),
+        max_pids=args.max_pids,
+        cpus=args.cpus,
         hide=hide_list(Path(args.submissions), Path(args.grades).parent),
     )
 
@@ -325,6 +246,8 @@ def cmd_course(args) -> int:
         notebook_timeout=args.notebook_timeout,
         sandbox=args.sandbox,
         memory_bytes=int(args.memory_gb * 1024**3),
+        max_pids=args.max_pids,
+        cpus=args.cpus,
         hide=hide_list(klass),
     )
     jobs, warnings = collect_jobs(klass, source, options)
@@ -366,7 +289,14 @@ def _grading_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cell-timeout", type=float, default=120.0, help="seconds per cell")
     p.add_argument("--notebook-timeout", type=float, default=900.0, help="seconds per notebook")
     p.add_argument("--sandbox", default="auto", choices=["auto", "bwrap", "setuid", "rlimit"])
-    p.add_argument("--memory-gb", type=float, default=3.0, help="address-space limit of a kernel")
+    p.add_argument(
+        "--memory-gb",
+        type=float,
+        default=3.0,
+        help="memory of one submission (cgroup, tmpfs counted) and of each of its processes",
+    )
+    p.add_argument("--max-pids", type=int, default=256, help="processes and threads per submission")
+    p.add_argument("--cpus", type=float, default=1.0, help="CPU share of one submission, in cores")
 
 
 def main(argv: list[str] | None = None) -> int:

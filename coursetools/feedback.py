@@ -11,14 +11,24 @@ code could print hidden code from inside a test), unlike nbgrader's feedback (#9
 
 from __future__ import annotations
 
-import csv
 import html
+import unicodedata
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-__all__ = ["render_html", "write_feedback", "write_grades", "summary_table", "problem_report"]
+__all__ = [
+    "display_name",
+    "render_html",
+    "write_feedback",
+    "write_grades",
+    "summary_table",
+    "problem_report",
+]
 
 GRADE_COLUMNS = ("student", "assignment", "score", "max_score")
+# A spreadsheet takes a cell starting with one of these for a formula (OWASP, CSV injection).
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+DISPLAY_MAX = 40  # characters of a name shown on the terminal or in a page's title
 
 CSS = """
 body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
@@ -37,10 +47,124 @@ def _fmt(x: float | None) -> str:
     return f"{x:g}"
 
 
+# ----------------------------------------------------------------------------------------- names
+
+
+_SHORT_ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape_char(ch: str) -> str:
+    """``ch`` as shown: printable characters as they are, anything else as a Python escape."""
+    if ch in _SHORT_ESCAPES:
+        return _SHORT_ESCAPES[ch]
+    if ch.isprintable():
+        return ch
+    code = ord(ch)
+    if 0xDC80 <= code <= 0xDCFF:  # a byte that is not UTF-8, kept by os.fsdecode
+        return f"\\x{code - 0xDC00:02x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def printable(s: str) -> str:
+    r"""``s`` safe to show on a terminal: nothing in it can move the cursor or change colours.
+
+    Control, format and separator characters (ANSI escapes, newlines, bidi overrides, zero-width
+    spaces), undecodable bytes kept by :func:`os.fsdecode` and backslashes are shown as Python
+    escapes (``\x1b``, ``\n``, ``\u202e``, ``\xff``, ``\\``); other characters are kept.
+    """
+    return "".join(map(_escape_char, str(s)))
+
+
+def display_name(s: str) -> str:
+    r"""A student's or an assignment's name as shown to a person: escaped and short.
+
+    Parameters
+    ----------
+    s : str
+        A name, as decoded by :func:`os.fsdecode` (any character but ``/`` and NUL).
+
+    Returns
+    -------
+    str
+        :func:`printable` of ``s``, capped at 40 characters (the last one an ellipsis).
+
+    Examples
+    --------
+    >>> display_name("ada")
+    'ada'
+    >>> print(display_name("\x1b[31mred\nline"))
+    \x1b[31mred\nline
+    >>> display_name("x" * 50)
+    'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…'
+    """
+    pieces = [_escape_char(ch) for ch in str(s)]
+    if sum(map(len, pieces)) <= DISPLAY_MAX:
+        return "".join(pieces)
+    out, length = [], 0
+    for piece in pieces:  # whole escapes only, and room for the ellipsis
+        if length + len(piece) > DISPLAY_MAX - 1:
+            break
+        out.append(piece)
+        length += len(piece)
+    return "".join(out) + "\u2026"
+
+
+def _width(s: str) -> int:
+    """Columns ``s`` takes on a terminal (wide East Asian characters 2, combining marks 0)."""
+    return sum(
+        0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+        for ch in s
+    )
+
+
+def _csv_text(s: str) -> str:
+    """A text cell of the grades CSV: not a formula, and any undecodable byte as ``\\xNN``."""
+    s = str(s).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return "'" + s if s.startswith(FORMULA_START) else s
+
+
+def _csv_number(x: float | None) -> str:
+    """A number cell of the grades CSV: ``:g`` of a float, so never a formula (not escaped)."""
+    return "" if x is None else f"{float(x):g}"
+
+
+def _csv_row(cells: Sequence[str]) -> str:
+    """One CSV record (RFC 4180), ended by ``\\n``.
+
+    A cell holding a comma, a double quote, a carriage return or a newline is quoted (the
+    :mod:`csv` writer, with ``\\n`` line ends, leaves a lone carriage return unquoted, which a
+    reader takes for the end of the record: a name could add a row).
+    """
+    quoted = (
+        '"' + cell.replace('"', '""') + '"' if any(ch in cell for ch in ',"\r\n') else cell
+        for cell in cells
+    )
+    return ",".join(quoted) + "\n"
+
+
+def feedback_path(directory: Path, student: str, assignment: str) -> Path:
+    """``directory/<student>/<assignment>.html``, always inside ``directory``.
+
+    Raises
+    ------
+    ValueError
+        If a name is not a single path component (never so for names read from a directory).
+    """
+    for name in (student, assignment):
+        if name in ("", ".", "..") or "/" in name or "\0" in name:
+            raise ValueError(f"not a single path component: {display_name(name)!r}")
+    path = Path(directory) / student / f"{assignment}.html"
+    assert path.parent.parent == Path(directory), path
+    return path
+
+
 def render_html(result: dict) -> str:
     """The feedback page of one graded submission."""
     esc = html.escape
-    title = f"{result['assignment']}: feedback for {result['student']}"
+    who, what = display_name(result["student"]), display_name(result["assignment"])
+    title = f"{what}: feedback for {who}"
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>{esc(title)}</title><style>{CSS}</style></head><body>",
@@ -96,22 +220,39 @@ def write_feedback(results: Iterable[dict], directory: Path) -> list[Path]:
     """``directory/<student>/<assignment>.html`` for every result; returns the paths."""
     written = []
     for result in results:
-        path = Path(directory) / result["student"] / f"{result['assignment']}.html"
+        path = feedback_path(Path(directory), result["student"], result["assignment"])
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(render_html(result), encoding="utf-8")
+        # A lone surrogate (\ud800 in the notebook's JSON) is written escaped, not raised.
+        path.write_text(render_html(result), encoding="utf-8", errors="backslashreplace")
         written.append(path)
     return written
 
 
 def write_grades(results: Sequence[dict], path: Path) -> None:
-    """The grades CSV: ``student,assignment,score,max_score``, sorted, autograded points."""
+    """The grades CSV: ``student,assignment,score,max_score``, sorted, autograded points.
+
+    A name starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a leading
+    ``'`` (OWASP's defence against CSV injection: the spreadsheet shows it as text). Scores are
+    numbers formatted by ``:g`` (a sign, digits, ``.``, ``e``, ``inf``, ``nan``): a spreadsheet
+    reads them as numbers, never formulas, so they are written as they are. (They are not
+    negative anyway: a test's points are clamped to ``[0, points]``, and a missing notebook
+    scores 0.)
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(GRADE_COLUMNS)
-        for r in sorted(results, key=lambda r: (r["student"], r["assignment"])):
-            writer.writerow([r["student"], r["assignment"], _fmt(r["score"]), _fmt(r["max_score"])])
+    rows = [_csv_row(GRADE_COLUMNS)]
+    for r in sorted(results, key=lambda r: (r["student"], r["assignment"])):
+        rows.append(
+            _csv_row(
+                [
+                    _csv_text(r["student"]),
+                    _csv_text(r["assignment"]),
+                    _csv_number(r["score"]),
+                    _csv_number(r["max_score"]),
+                ]
+            )
+        )
+    path.write_text("".join(rows), encoding="utf-8", newline="")
 
 
 def summary_table(results: Sequence[dict]) -> str:
@@ -119,10 +260,10 @@ def summary_table(results: Sequence[dict]) -> str:
     assignments = sorted({r["assignment"] for r in results})
     students = sorted({r["student"] for r in results})
     cell = {(r["student"], r["assignment"]): r for r in results}
-    header = ["student", *assignments, "total"]
+    header = ["student", *map(display_name, assignments), "total"]
     rows = []
     for s in students:
-        row, got, out_of = [s], 0.0, 0.0
+        row, got, out_of = [display_name(s)], 0.0, 0.0
         for a in assignments:
             r = cell.get((s, a))
             if r is None:
@@ -133,8 +274,10 @@ def summary_table(results: Sequence[dict]) -> str:
             row.append(f"{_fmt(r['score'])}/{_fmt(r['max_score'])}{flag}")
         row.append(f"{_fmt(got)}/{_fmt(out_of)}")
         rows.append(row)
-    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=False)]
-    line = lambda row: "  ".join(str(x).ljust(w) for x, w in zip(row, widths, strict=False))  # noqa: E731
+    widths = [max(_width(x) for x in col) for col in zip(header, *rows, strict=False)]
+    line = lambda row: "  ".join(  # noqa: E731
+        x + " " * (w - _width(x)) for x, w in zip(row, widths, strict=False)
+    )
     out = [line(header), "  ".join("-" * w for w in widths), *map(line, rows)]
     return "\n".join(out) + "\n(! = a problem, listed below; written answers are graded by hand)\n"
 
@@ -144,5 +287,6 @@ def problem_report(results: Sequence[dict]) -> str:
     lines = []
     for r in sorted(results, key=lambda r: (r["student"], r["assignment"])):
         for p in r.get("problems", []) + r.get("notes", []):
-            lines.append(f"  {r['student']}/{r['assignment']}: {p}")
+            where = f"{display_name(r['student'])}/{display_name(r['assignment'])}"
+            lines.append(f"  {where}: {printable(p)}")
     return ("Submissions with problems:\n" + "\n".join(lines) + "\n") if lines else "No problems.\n"

@@ -646,8 +646,13 @@ def grade_job(job: Job) -> dict:
             problems.append(f"grader error: {type(exc).__name__}: {exc}"[:300])
         problems += grader.problems
     finally:
+        usage = {}
         if group is not None:
-            group.remove()
+            try:
+                usage = group.usage()
+                group.remove()
+            except OSError as exc:  # the grader's trouble, reported; the grade stands
+                problems.append(f"grader: could not remove the control group ({exc})"[:200])
         _kill_uid(uid)
         shutil.rmtree(home, ignore_errors=True)
 
@@ -668,6 +673,7 @@ def grade_job(job: Job) -> dict:
         "seconds": round(time.monotonic() - started, 2),
         "restarts": grader.restarts if grader else 0,
         "kernel_calls": grader.kernel_calls if grader else 0,
+        "usage": usage,
     }
 
 

@@ -116,11 +116,53 @@ def _outside_regions(text: str) -> str:
 # ----------------------------------------------------------------------- execution (one per core)
 
 
-def _validate_source(path: str) -> dict:
+def _validate_filled_release(path: str) -> dict:
+    """nbgrader's Validator on the release with every answer filled in (the student's button)."""
+    import tempfile
+
     from nbgrader.validator import Validator
     from traitlets.config import Config
 
-    return Validator(config=Config({"Execute": {"timeout": 600}})).validate(path)
+    source = Path(path)
+    with tempfile.TemporaryDirectory() as tmp:
+        for data in source.parent.iterdir():
+            if data.is_file() and data.suffix != ".ipynb":
+                (Path(tmp) / data.name).write_bytes(data.read_bytes())
+        filled = Path(tmp) / source.name
+        filled.write_bytes(_make_class().student_notebooks(source)["ada_full"])
+        return Validator(config=Config({"Execute": {"timeout": 600}})).validate(str(filled))
+
+
+def _make_class():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_class", ROOT / "examples" / "make_class.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _grade_solution(path: str) -> dict:
+    """The solution as a student would hand it in, graded by the real (trusted) grader."""
+    from coursetools.grade import Job, Options, grade_job
+
+    source = Path(path)
+    name = source.stem
+    nb = nbformat.read(source, as_version=4)
+    files = {
+        p.name: p.read_bytes() for p in source.parent.iterdir() if p.is_file() and p.suffix != ".ipynb"
+    }
+    job = Job(
+        student="solution",
+        assignment=name,
+        source=nbformat.writes(nb),
+        release=notebook_bytes(release_notebook(nb, name)).decode(),
+        submission=_make_class().student_notebooks(source)["ada_full"],
+        notebook_name=f"{name}.ipynb",
+        files=files,
+        options=Options(cell_timeout=300.0, notebook_timeout=900.0),
+    )
+    return grade_job(job)
 
 
 def _run_release(payload: tuple[str, str]) -> dict:
@@ -152,11 +194,15 @@ def _run_release(payload: tuple[str, str]) -> dict:
 def executed():
     """Every source validated and every release run, two notebooks at a time."""
     with cf.ProcessPoolExecutor(max_workers=2) as pool:
-        validations = {n: pool.submit(_validate_source, str(p)) for n, p in SOURCES.items()}
+        validations = {
+            n: pool.submit(_validate_filled_release, str(p)) for n, p in SOURCES.items()
+        }
         releases = {n: pool.submit(_run_release, (n, str(p))) for n, p in SOURCES.items()}
+        graded = {n: pool.submit(_grade_solution, str(p)) for n, p in SOURCES.items()}
         return (
             {n: f.result() for n, f in validations.items()},
             {n: f.result() for n, f in releases.items()},
+            {n: f.result() for n, f in graded.items()},
         )
 
 
@@ -167,6 +213,15 @@ def test_solution_notebook_validates_with_full_marks(executed, name):
     assert not failed, "\n\n".join(
         f"{c['source'][:200]}\n-> {c.get('raw_error', '')[-500:]}" for c in failed
     )
+
+
+@pytest.mark.parametrize("name", sorted(SOURCES))
+def test_solution_gets_full_marks_from_the_trusted_grader(executed, name):
+    result = executed[2][name]
+    assert result["score"] == result["max_score"] > 0, [
+        c for c in result["cells"] if c["kind"] == "auto" and c["status"] != "passed"
+    ]
+    assert not result["problems"], result["problems"]
 
 
 @pytest.mark.parametrize("name", sorted(SOURCES))

@@ -1,0 +1,345 @@
+"""Collecting a class's submissions into grading jobs, without trusting anything a student made.
+
+One job: read ``SUBMISSIONS/<student>/<assignment>/<assignment>.ipynb`` for every student and
+turn it into :class:`~coursetools.grade.Job` objects (texts and bytes, no paths).
+
+The grader runs as root and students control everything below their own folder, so:
+
+- the submissions root is the instructor's and trusted; below it no symbolic link is ever
+  followed: folders are opened with ``O_DIRECTORY | O_NOFOLLOW`` relative to their parent's file
+  descriptor, listed with :func:`os.scandir` on that descriptor, and the notebook is checked with
+  ``lstat``, opened with ``O_NOFOLLOW | O_NONBLOCK`` and checked again with ``fstat`` (only a
+  regular file is read, at most :data:`MAX_NOTEBOOK_BYTES`); a symbolic link, a directory, a
+  FIFO, a socket or a device in place of a folder or a notebook is that student's problem
+  (0 points, reported), never a crash, a hang or another student's marks;
+- only the notebook is taken from a submission: ``job.files`` holds the assignment's own data
+  files from the source directory, never files a student put beside the notebook;
+- names are whatever the directory entries are (any byte but ``/`` and NUL, decoded with
+  :func:`os.fsdecode`); messages show them through :func:`coursetools.feedback.display_name`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+from coursetools.feedback import display_name
+from coursetools.grade import Job, Options
+from coursetools.release import IGNORED, find_assignments, notebook_bytes, release_notebook
+
+__all__ = ["MAX_NOTEBOOK_BYTES", "collect_jobs"]
+
+MAX_NOTEBOOK_BYTES = 16 * 1024**2
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+NOT_FOLLOWED = "is a symbolic link: not followed, not graded"
+
+
+class _Refused(Exception):
+    """A submission entry that is not graded; the message is the job's problem."""
+
+
+@dataclass
+class _Student:
+    """One entry of the submissions root, as listed (nothing below it is followed)."""
+
+    name: str
+    problem: str | None = None  # set: every row of this student is this problem
+    entries: dict[str, str] = field(default_factory=dict)  # assignment -> "dir" | "link" | "other"
+
+
+# ------------------------------------------------------------------------------------ entry point
+
+
+def collect_jobs(
+    submissions: Path, source_root: Path, options: Options
+) -> tuple[list[Job], list[str]]:
+    """One job per (student, assignment) found under ``submissions/<student>/<assignment>/``.
+
+    Every student gets a row for every assignment that anyone handed in; an assignment that a
+    student did not hand in is a job without a notebook (0 points, reported). Directories that
+    name no known assignment are reported and skipped. Nothing a student made can raise here,
+    block, or change another student's job.
+
+    Parameters
+    ----------
+    submissions : Path
+        The class's folder (trusted: it may itself be a symbolic link).
+    source_root : Path
+        The instructor's source directory, ``<assignment>/<assignment>.ipynb`` and data files.
+    options : Options
+        How each job is to be run.
+
+    Returns
+    -------
+    tuple[list[Job], list[str]]
+        The jobs, sorted by student then assignment, and warnings for the instructor.
+    """
+    known = set(find_assignments(source_root))
+    root_fd = os.open(submissions, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        students = _list_students(root_fd)
+        warnings = [w for s in students for w in _unknown_folders(s, known)]
+        handed_in = sorted(
+            {a for s in students for a, kind in s.entries.items() if a in known and kind != "other"}
+        )
+        texts = {name: _source_texts(Path(source_root), name) for name in handed_in}
+        jobs = [
+            job
+            for student in students
+            for job in _student_jobs(root_fd, student, handed_in, texts, options)
+        ]
+    finally:
+        os.close(root_fd)
+    return jobs, warnings
+
+
+# --------------------------------------------------------------------------------------- listing
+
+
+@contextlib.contextmanager
+def _opendir(name: str, dir_fd: int) -> Iterator[int]:
+    """A descriptor of the real directory ``name`` in ``dir_fd``; a symbolic link is refused."""
+    fd = os.open(name, DIR_FLAGS, dir_fd=dir_fd)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _kind(entry: os.DirEntry) -> str:
+    """``"dir"`` (a real directory), ``"link"`` (a symbolic link) or ``"other"``."""
+    if entry.is_symlink():
+        return "link"
+    return "dir" if entry.is_dir(follow_symlinks=False) else "other"
+
+
+def _list_students(root_fd: int) -> list[_Student]:
+    """The student folders (not hidden), sorted by name; symbolic links are listed, not opened."""
+    students = []
+    with os.scandir(root_fd) as it:
+        for entry in it:
+            if entry.name.startswith("."):
+                continue
+            try:
+                kind = _kind(entry)
+            except OSError as exc:
+                kind, problem = "dir", _os_problem(display_name(entry.name), exc)
+            else:
+                problem = f"{display_name(entry.name)} {NOT_FOLLOWED}" if kind == "link" else None
+            if kind != "other":
+                students.append(_Student(entry.name, problem))
+    students.sort(key=lambda s: s.name)
+    for student in students:
+        if student.problem is None:
+            _list_entries(root_fd, student)
+    return students
+
+
+def _list_entries(root_fd: int, student: _Student) -> None:
+    """Fill in ``student.entries`` (folders not hidden), or ``student.problem``."""
+    try:
+        with _opendir(student.name, root_fd) as fd, os.scandir(fd) as it:
+            for entry in it:
+                if not entry.name.startswith("."):
+                    student.entries[entry.name] = _kind(entry)
+    except OSError as exc:
+        student.entries.clear()
+        student.problem = _os_problem(display_name(student.name), exc)
+
+
+def _unknown_folders(student: _Student, known: set[str]) -> list[str]:
+    """Warnings for the folders of a student that name no assignment of the course."""
+    where = display_name(student.name)
+    return [
+        f"{where}/{display_name(name)}: not an assignment of the course, skipped"
+        + (" (a symbolic link, not followed)" if kind == "link" else "")
+        for name, kind in sorted(student.entries.items())
+        if name not in known and kind != "other"
+    ]
+
+
+def _source_texts(source_root: Path, name: str) -> tuple[str, str, dict[str, bytes]]:
+    """The source and release notebooks' JSON, and the assignment's own data files."""
+    source = (source_root / name / f"{name}.ipynb").read_text(encoding="utf-8")
+    release = notebook_bytes(release_notebook(nbformat.reads(source, as_version=4), name))
+    # The assignment's own files (data shipped beside the notebook, released as they are): the
+    # only files put in a workspace besides the notebook.
+    assets = {
+        str(p.relative_to(source_root / name)): p.read_bytes()
+        for p in sorted((source_root / name).rglob("*"))
+        if p.is_file() and p.suffix != ".ipynb" and not IGNORED.intersection(p.parts)
+    }
+    return source, release.decode("utf-8"), assets
+
+
+# ------------------------------------------------------------------------------------------ jobs
+
+
+def _student_jobs(
+    root_fd: int,
+    student: _Student,
+    assignments: list[str],
+    texts: dict[str, tuple[str, str, dict[str, bytes]]],
+    options: Options,
+) -> list[Job]:
+    """The jobs of one student, one per assignment; any trouble is a job's problem."""
+    jobs = []
+    for name in assignments:
+        source, release, assets = texts[name]
+        jobs.append(
+            Job(
+                student=student.name,
+                assignment=name,
+                source=source,
+                release=release,
+                submission=None,
+                notebook_name=f"{name}.ipynb",
+                files=dict(assets),
+                options=options,
+            )
+        )
+    if student.problem is not None:
+        for job in jobs:
+            job.problems.append(student.problem)
+        return jobs
+    try:
+        with _opendir(student.name, root_fd) as fd:
+            for job in jobs:
+                _fill(job, fd, student.entries.get(job.assignment))
+    except Exception as exc:  # noqa: BLE001 - the folder changed since it was listed, or a bug
+        problem = _os_problem(display_name(student.name), exc)
+        for job in jobs:
+            if job.submission is None and not job.problems:
+                job.problems.append(problem)
+    return jobs
+
+
+def _fill(job: Job, student_fd: int, kind: str | None) -> None:
+    """Read the notebook of ``job`` from the student's folder, or say why not."""
+    where = f"{display_name(job.student)}/{display_name(job.assignment)}"
+    try:
+        if kind is None:
+            raise _Refused("nothing handed in for this assignment")
+        if kind == "link":
+            raise _Refused(f"{where} {NOT_FOLLOWED}")
+        if kind == "other":
+            raise _Refused(f"{where} is not a folder: not graded")
+        with _opendir(job.assignment, student_fd) as fd:
+            chosen = _choose_notebook(fd, job.assignment)
+            if chosen is None:
+                raise _Refused("no notebook handed in")
+            data = _read_notebook(fd, chosen, f"{where}/{display_name(chosen)}")
+            if chosen != job.notebook_name:
+                job.problems.append(
+                    f"no {job.assignment}.ipynb: graded {display_name(chosen)} instead"
+                )
+            job.submission = data
+    except _Refused as exc:
+        job.problems.append(str(exc))
+    except Exception as exc:  # noqa: BLE001 - never raised for one submission
+        job.problems.append(_os_problem(where, exc))
+
+
+def _choose_notebook(dir_fd: int, assignment: str) -> str | None:
+    """``<assignment>.ipynb`` if there is such an entry, else the first other notebook.
+
+    Hidden names (``._x.ipynb`` from a macOS archive, say) are not notebooks; among other
+    notebooks a regular file comes first. Whatever is chosen is checked when it is read.
+    """
+    wanted = f"{assignment}.ipynb"
+    others = []
+    with os.scandir(dir_fd) as it:
+        for entry in it:
+            if entry.name == wanted:
+                return wanted
+            if entry.name.endswith(".ipynb") and not entry.name.startswith("."):
+                others.append((not entry.is_file(follow_symlinks=False), entry.name))
+    return min(others)[1] if others else None
+
+
+# ------------------------------------------------------------------------------------ the notebook
+
+
+def _read_notebook(dir_fd: int, name: str, where: str) -> bytes:
+    """The bytes of the regular file ``name`` in ``dir_fd``, at most :data:`MAX_NOTEBOOK_BYTES`.
+
+    Checked before opening (``lstat``: no FIFO or device is ever opened) and after (``fstat`` on
+    the descriptor opened with ``O_NOFOLLOW | O_NONBLOCK``: the entry cannot be swapped between).
+
+    Raises
+    ------
+    _Refused
+        With the problem, for anything but a regular file of at most the cap.
+    """
+    try:
+        _check_regular(os.stat(name, dir_fd=dir_fd, follow_symlinks=False), where)
+        fd = os.open(name, FILE_FLAGS, dir_fd=dir_fd)
+    except OSError as exc:
+        raise _Refused(_os_problem(where, exc)) from None
+    try:
+        _check_regular(os.fstat(fd), where)
+        return _read_capped(fd, where)
+    except OSError as exc:
+        raise _Refused(_os_problem(where, exc)) from None
+    finally:
+        os.close(fd)
+
+
+def _check_regular(st: os.stat_result, where: str) -> None:
+    """Raise :class:`_Refused` unless ``st`` is a regular file of at most the cap."""
+    mode = st.st_mode
+    if stat.S_ISREG(mode):
+        if st.st_size > MAX_NOTEBOOK_BYTES:
+            raise _Refused(_too_big(where))
+        return
+    if stat.S_ISLNK(mode):
+        what = "a symbolic link: not followed"
+    elif stat.S_ISDIR(mode):
+        what = "a directory, not a notebook file"
+    elif stat.S_ISFIFO(mode):
+        what = "a named pipe (FIFO), not a notebook file"
+    elif stat.S_ISSOCK(mode):
+        what = "a socket, not a notebook file"
+    elif stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        what = "a device, not a notebook file"
+    else:
+        what = "not a regular file"
+    raise _Refused(f"{where} is {what}, not graded")
+
+
+def _read_capped(fd: int, where: str) -> bytes:
+    """Everything in ``fd``, refused once more than :data:`MAX_NOTEBOOK_BYTES` (a growing file)."""
+    chunks, total = [], 0
+    while True:
+        chunk = os.read(fd, min(1024**2, MAX_NOTEBOOK_BYTES + 1 - total))
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        total += len(chunk)
+        if total > MAX_NOTEBOOK_BYTES:
+            raise _Refused(_too_big(where))
+
+
+def _too_big(where: str) -> str:
+    return f"{where}: notebook larger than {MAX_NOTEBOOK_BYTES // 1024**2} MiB, not graded"
+
+
+def _os_problem(where: str, exc: BaseException) -> str:
+    """A problem string for an error met while reading ``where``."""
+    if isinstance(exc, OSError) and exc.errno == errno.ELOOP:
+        return f"{where} {NOT_FOLLOWED}"
+    if isinstance(exc, OSError) and exc.errno == errno.ENOTDIR:
+        return f"{where} is not a folder: not graded"
+    if isinstance(exc, OSError) and exc.errno == errno.ENXIO:
+        return f"{where} is a socket or a device, not a notebook file, not graded"
+    if isinstance(exc, OSError):
+        return f"{where} could not be read ({exc.strerror or type(exc).__name__}), not graded"
+    return f"{where}: grader error while collecting, grade again: {type(exc).__name__}"

@@ -1,0 +1,82 @@
+"""How tests are written: the grading plan and the linter, on small notebooks and on the course."""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+import nbformat
+import pytest
+
+import dplib
+from coursetools import authoring, bans
+from coursetools.release import find_assignments
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cell(text, **meta):
+    cell = nbformat.v4.new_code_cell(text)
+    if meta:
+        cell.metadata["nbgrader"] = {"schema_version": 3, "task": False, **meta}
+    return cell
+
+
+def _notebook(test_source: str):
+    return nbformat.v4.new_notebook(
+        cells=[
+            _cell("%matplotlib inline\nimport numpy as np\nLN3 = np.log(3)", grade_id="setup", locked=True, grade=False, solution=False),
+            _cell("def f(x):\n    ### BEGIN SOLUTION\n    return x\n    ### END SOLUTION\nanswer = 3", grade_id="f", solution=True, grade=False, locked=False),
+            _cell(test_source, grade_id="f_tests", grade=True, solution=False, locked=True, points=2),
+        ]
+    )
+
+
+def test_the_plan_names_prelude_answers_tests_and_bans():
+    nb = _notebook('assert f(1) == 1\n### BEGIN HIDDEN TESTS\nfrom dplib.grading import forbid\nforbid("dplib.rr_estimate")\n### END HIDDEN TESTS')
+    plan = authoring.plan(nb)
+    assert plan.prelude == ["import numpy as np"]
+    assert plan.answers == ["f", "answer"]
+    assert plan.bans == ["dplib.rr_estimate"]
+    assert plan.tests["f_tests"].hidden_lines == frozenset({3, 4})
+    assert authoring.lint(nb) == []
+
+
+@pytest.mark.parametrize(
+    ("test_source", "complaint"),
+    [
+        ("assert f(LN3) > 1", "'LN3' is not available"),
+        ("### BEGIN HIDDEN TESTS\nwith forbidden_calls(dplib.rr_estimate):\n    f(1)\n### END HIDDEN TESTS", "forbidden_calls is gone"),
+        ("from dplib.grading import forbid\nforbid('dplib.rr_estimate')", "belongs in the hidden part"),
+        ("### BEGIN HIDDEN TESTS\nfrom dplib.grading import forbid\nforbid('dplib.no_such')\n### END HIDDEN TESTS", "dplib has no"),
+        ("### BEGIN HIDDEN TESTS\nfrom dplib.grading import forbid\nforbid('numpy.mean')\n### END HIDDEN TESTS", "dplib function names"),
+        ("results = f.map([(1,), (2,)])", "exists only in the grader"),
+        ("f(1)", "must not be an answer's value"),
+    ],
+)
+def test_each_rule_is_enforced(test_source, complaint):
+    problems = authoring.lint(_notebook(test_source))
+    assert any(complaint in p for p in problems), problems
+
+
+@pytest.mark.parametrize("name", find_assignments(ROOT / "solutions") + ["pilot"])
+def test_every_course_notebook_follows_the_rules(name):
+    base = ROOT / "tests" / "fixtures" / "solutions" if name == "pilot" else ROOT / "solutions"
+    nb = nbformat.read(base / name / f"{name}.ipynb", as_version=4)
+    assert authoring.lint(nb) == []
+    plan = authoring.plan(nb)
+    assert plan.tests, "every notebook has autograded tests"
+
+
+def test_the_grading_copy_of_dplib_lacks_the_banned_code(tmp_path):
+    copy = bans.grading_dplib(["dplib.rr_estimate", "dplib.confidence.rr_halfwidth"], tmp_path)
+    original = Path(inspect.getsourcefile(dplib.rr_estimate))
+    stubbed = (copy / original.relative_to(bans.real_dplib_dir())).read_text()
+    real = original.read_text()
+    body = inspect.getsource(dplib.rr_estimate)
+    assert body in real and body not in stubbed
+    assert "ForbiddenCallError" in stubbed
+    assert stubbed.count("\n") == real.count("\n")  # tracebacks keep their line numbers
+    untouched = copy / "mechanisms" / "laplace.py"
+    assert untouched.read_text() == (bans.real_dplib_dir() / "mechanisms" / "laplace.py").read_text()
+    assert bans.grading_dplib([], tmp_path / "none") is None

@@ -1,0 +1,165 @@
+"""The data boundary: what crosses comes back equal, what must not cross is refused.
+
+Everything a student's kernel sends is decoded here; these tests are the contract of that decoder.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import math
+
+import numpy as np
+import pytest
+
+from coursetools import bridge
+
+
+def _round_trip(value, **kw):
+    generators_out: list = []
+    generators_in: list = []
+    text = bridge.dumps(bridge.encode(value, generators=generators_out, **kw))
+    return bridge.decode(bridge.loads(text), generators=generators_in), generators_in
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        None,
+        True,
+        0,
+        -(10**30),
+        2.5,
+        "épsilon",
+        b"\x00\xff",
+        1 + 2j,
+        [1, [2, (3, "x")]],
+        {1: "a", "b": (2, 3), (4, 5): None},
+        {1, 2},
+        frozenset({"a"}),
+        slice(1, None, 2),
+        Ellipsis,
+    ],
+)
+def test_plain_values_come_back_equal_and_of_the_same_type(value):
+    got, _ = _round_trip(value)
+    assert got == value and type(got) is type(value)
+
+
+def test_non_finite_floats_cross_without_json_nan():
+    got, _ = _round_trip([math.inf, -math.inf, math.nan])
+    assert got[0] == math.inf and got[1] == -math.inf and math.isnan(got[2])
+    assert "NaN" not in bridge.dumps(bridge.encode(math.nan))
+
+
+@pytest.mark.parametrize(
+    "array",
+    [
+        np.arange(12, dtype=np.int64).reshape(3, 4),
+        np.linspace(0, 1, 7, dtype=np.float32),
+        np.array([True, False]),
+        np.array(["a", "bc"]),
+        np.array([1 + 1j]),
+        np.arange(10.0)[::3],  # not contiguous
+        np.zeros((0, 3)),
+    ],
+)
+def test_arrays_keep_dtype_shape_and_values(array):
+    got, _ = _round_trip(array)
+    assert got.dtype == array.dtype and got.shape == array.shape
+    np.testing.assert_array_equal(got, array)
+
+
+def test_numpy_scalars_stay_numpy_scalars():
+    got, _ = _round_trip([np.float64(1.5), np.int32(-3), np.bool_(True)])
+    assert [type(x) for x in got] == [np.float64, np.int32, np.bool_]
+
+
+def test_a_generator_crosses_as_its_state_and_is_shared_when_repeated():
+    rng = np.random.default_rng(42)
+    (first, second), generators = _round_trip([rng, rng])
+    assert first is second and generators == [first]
+    assert first.random() == np.random.default_rng(42).random()
+    # The state comes back: the caller's generator advances as if it had drawn itself.
+    bridge.set_state(rng, bridge.encode(first.bit_generator.state))
+    reference = np.random.default_rng(42)
+    reference.random()
+    assert rng.random() == reference.random()
+
+
+@pytest.mark.parametrize(
+    "value",
+    [object(), lambda: 1, np.array([{}], dtype=object), np.zeros(2, dtype=[("a", "i4")])],
+    ids=["object", "function", "object-array", "structured-array"],
+)
+def test_what_is_not_data_is_refused_when_sending(value):
+    with pytest.raises(bridge.BoundaryError):
+        bridge.encode(value)
+
+
+def test_objects_become_handles_only_where_a_registry_keeps_them():
+    kept = []
+
+    def register(obj):
+        kept.append(obj)
+        return bridge.Handle(len(kept), "callable" if callable(obj) else "object", "Thing")
+
+    tree = bridge.encode({"f": print}, register=register)
+    assert kept == [print]
+    with pytest.raises(bridge.BoundaryError):  # a receiver that keeps no handles refuses them
+        bridge.decode(tree)
+    made = bridge.decode(tree, make_handle=lambda *args: ("handle", *args))
+    assert made == {"f": ("handle", 1, "callable", "Thing")}
+
+
+def _npy(array, allow_pickle=False):
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=allow_pickle)
+    return base64.b64encode(buffer.getvalue()).decode()
+
+
+@pytest.mark.parametrize(
+    "tree",
+    [
+        {"$": "nd", "npy": _npy(np.array([{}], dtype=object), allow_pickle=True)},  # a pickle
+        {"$": "nd", "npy": "not base64!"},
+        {"$": "np", "npy": _npy(np.arange(3))},  # a "scalar" that is an array
+        {"$": "float", "v": "1e999"},
+        {"$": "dict", "v": [[[1, 2], 3]]},  # an unhashable key
+        {"$": "gen", "state": {"$": "dict", "v": [["bit_generator", "Evil"]]}},
+        {"$": "ref", "id": 1},  # no registry on this side
+        {"$": "exec", "v": "import os"},
+        {"plain": "dict"},
+        {"$": "genref", "v": 3},
+    ],
+)
+def test_malformed_or_hostile_trees_are_refused(tree):
+    with pytest.raises(bridge.BoundaryError):
+        bridge.decode(tree)
+
+
+def test_depth_and_size_are_capped():
+    deep: list = []
+    for _ in range(bridge.MAX_DEPTH + 5):
+        deep = [deep]
+    with pytest.raises(bridge.BoundaryError):
+        bridge.decode(deep)
+    with pytest.raises(bridge.BoundaryError):
+        bridge.loads("x" * (bridge.MAX_BYTES * 2))
+    with pytest.raises(bridge.BoundaryError):
+        bridge.loads('{"a": NaN}')
+
+
+def test_the_kernel_side_server_reports_exception_classes_never_messages():
+    def fails(x):
+        raise KeyError("the student's message with secrets")
+
+    server = bridge.Server({"fails": fails, "value": np.arange(3)})
+    server.serve(base64.b64encode(bridge.dumps({"op": "lookup", "name": "fails"}).encode()).decode())
+    handle = bridge.loads(server.last)["value"]
+    request = {"op": "call", "id": handle["id"], "calls": bridge.encode([[[1], {}]])}
+    server.serve(base64.b64encode(bridge.dumps(request).encode()).decode())
+    reply = bridge.loads(server.last)
+    assert reply["ok"] is False and reply["error"]["boundary"] is False
+    assert reply["error"]["classes"][:4] == ["KeyError", "LookupError", "Exception", "BaseException"]
+    assert "secrets" not in server.last

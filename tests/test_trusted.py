@@ -1,0 +1,155 @@
+"""The trusted test runner: verdicts, partial credit and what the feedback may say.
+
+The kernel is replaced by an in-process :class:`coursetools.bridge.Server` over a namespace of
+"student" objects, reached through the same encode/decode path as a real kernel (the requests
+and replies are serialised to JSON text both ways), so these tests run in milliseconds.
+"""
+
+from __future__ import annotations
+
+import base64
+
+import numpy as np
+import pytest
+
+from coursetools import bridge, trusted
+
+
+class LocalLink(trusted.KernelLink):
+    """A KernelLink whose kernel is a bridge.Server in this process."""
+
+    def __init__(self, namespace: dict) -> None:
+        self.server = bridge.Server(namespace)
+        self.calls = 0
+
+    def request(self, request: dict) -> dict:
+        self.calls += 1
+        text = bridge.dumps(request)  # what the grader sends
+        self.server.serve(base64.b64encode(text.encode()).decode())
+        return bridge.loads(self.server.last)
+
+
+PRELUDE = trusted.build_prelude(["import numpy as np", "import math"])
+
+
+def run(source: str, namespace: dict, points: float = 2.0, hidden=()):
+    link = LocalLink(namespace)
+    test = {"grade_id": "t", "points": points, "source": source, "hidden_lines": list(hidden)}
+    return trusted.run_test(test, PRELUDE, set(namespace) | {"missing_answer"}, link), link
+
+
+def double(x):
+    return np.asarray(x) * 2
+
+
+def test_a_passing_test_gets_all_points():
+    result, _ = run("assert np.array_equal(double([1, 2]), [2, 4])", {"double": double})
+    assert result == {"status": "passed", "points": 2.0, "message": ""}
+
+
+def test_a_visible_assertion_without_message_is_quoted():
+    result, _ = run("assert double(1) == 3", {"double": double})
+    assert result["message"] == "failed: assert double(1) == 3"
+
+
+def test_a_hidden_assertion_without_message_says_only_where():
+    source = "x = 1\n### BEGIN HIDDEN TESTS\nassert double(1) == 3\n### END HIDDEN TESTS"
+    result, _ = run(source, {"double": double}, hidden=[3])
+    assert result["message"] == "a hidden test failed (line 3)"
+    assert "double(1)" not in result["message"]
+
+
+def test_an_assertion_message_is_the_instructors():
+    result, _ = run("assert double(1) == 3, 'doubling 1 should give 3?'", {"double": double})
+    assert result["message"] == "doubling 1 should give 3?"
+
+
+def test_a_student_exception_shows_its_builtin_class_never_its_message():
+    def leaky(x):
+        raise ValueError("SECRET the student wrote")
+
+    class Custom(Exception):
+        pass
+
+    def custom(x):
+        raise Custom("SECRET")
+
+    result, _ = run("leaky(1)", {"leaky": leaky})
+    assert result["message"] == "leaky raised ValueError"
+    result, _ = run("custom(1)", {"custom": custom})
+    assert result["message"] == "custom raised Exception" and "SECRET" not in str(result)
+
+
+def test_a_test_can_expect_the_students_error():
+    def checks(epsilon):
+        if epsilon <= 0:
+            raise ValueError("epsilon must be > 0")
+        return epsilon
+
+    source = "try:\n    checks(-1)\nexcept ValueError:\n    pass\nelse:\n    raise AssertionError('accepted -1')"
+    result, _ = run(source, {"checks": checks})
+    assert result["status"] == "passed"
+    result, _ = run(source, {"checks": lambda epsilon: epsilon})
+    assert result["message"] == "accepted -1"
+
+
+def test_an_error_in_the_test_on_a_student_value_does_not_echo_it():
+    result, _ = run("{}[double('KEY-FROM-STUDENT')]", {"double": lambda s: s})
+    assert result["status"] == "failed" and "KEY-FROM-STUDENT" not in str(result)
+    assert result["message"].startswith("KeyError in the test at line 1")
+
+
+def test_a_missing_answer_is_named():
+    result, _ = run("missing_answer(1)", {})
+    assert result["message"] == "your notebook does not define missing_answer"
+
+
+@pytest.mark.parametrize(("last", "points"), [("0.5", 1.0), ("0.0", 0.0), ("7", 2.0), ("True", 2.0)])
+def test_the_last_expression_gives_partial_credit(last, points):
+    result, _ = run(f"x = 1\n{last}", {})
+    assert result["points"] == points
+
+
+def test_map_and_repeat_are_one_round_trip_each_and_share_the_generator():
+    def draw(n, rng):
+        return rng.normal(size=n)
+
+    source = (
+        "rng = np.random.default_rng(3)\n"
+        "many = draw.repeat(50, 2, rng)\n"
+        "ref = np.random.default_rng(3)\n"
+        "assert all(np.array_equal(m, ref.normal(size=2)) for m in many)\n"
+        "assert rng.normal() == ref.normal()  # the caller's generator advanced too\n"
+        "pairs = draw.map([(1, np.random.default_rng(s)) for s in range(5)])\n"
+        "assert [p[0] for p in pairs] == [np.random.default_rng(s).normal() for s in range(5)]\n"
+    )
+    result, link = run(source, {"draw": draw})
+    assert result["status"] == "passed", result
+    assert link.calls == 3  # lookup, repeat, map
+
+
+def test_objects_stay_in_the_kernel_behind_handles():
+    class Budget:
+        def __init__(self, total):
+            self.total, self.spent = total, 0.0
+
+        def spend(self, eps):
+            if self.spent + eps > self.total:
+                raise ValueError("over")
+            self.spent += eps
+            return self.total - self.spent
+
+    source = (
+        "b = Budget(1.0)\n"
+        "assert b.spend(0.4) == 0.6\n"
+        "try:\n    b.spend(0.7)\nexcept ValueError:\n    pass\n"
+        "else:\n    raise AssertionError('overspent')\n"
+        "assert b.spent == 0.4\n"
+    )
+    result, _ = run(source, {"Budget": Budget})
+    assert result["status"] == "passed", result
+
+
+def test_a_value_the_grader_cannot_read_fails_with_a_clear_message():
+    result, _ = run("x = weird()", {"weird": lambda: np.array([object()], dtype=object)})
+    assert result["message"].startswith("weird returned something the grader cannot read")

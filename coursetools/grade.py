@@ -356,11 +356,7 @@ class _Grader:
             self.options.cell_timeout, max(0.0, self.deadline - time.monotonic())
         )
         if self.runner is None:
-            self.runner = TrustedRunner(
-                self.home,
-                {"prelude": self.plan.prelude, "answers": self.plan.answers},
-            )
-            await self.runner.start()
+            await self._start_runner()
         await self.runner.send(
             {
                 "op": "test",
@@ -393,6 +389,12 @@ class _Grader:
                 self.results[index] = message.get("result", {})
                 return
 
+    async def _start_runner(self) -> None:
+        self.runner = TrustedRunner(
+            self.home, {"prelude": self.plan.prelude, "answers": self.plan.answers}
+        )
+        await self.runner.start()
+
     async def _drop_runner(self) -> None:
         if self.runner is not None:
             await self.runner.stop()
@@ -409,6 +411,8 @@ class _Grader:
             if c.cell_type == "code" and (c.source.strip() or is_test_cell(c))
         ]
         try:
+            # The trusted process imports the prelude while the kernel runs the student's cells.
+            await self._start_runner()
             await self.kernel.start()
             for position, index in enumerate(code):
                 if time.monotonic() > self.deadline - 1:

@@ -472,3 +472,89 @@ def test_a_test_cell_that_ends_the_notebook_is_graded():
     result = grade_job(job)
     assert result["score"] == 7, result["cells"]
     assert result["feedback"][-1]["grade_id"] == "rr_estimate_tests"
+
+
+# --------------------------------------------------- a stateful answer, through a real kernel
+
+
+def _budget_assignment():
+    """An exercise whose answer is a class: the test holds a handle and calls its methods."""
+
+    def cell(text, **meta):
+        c = nbformat.v4.new_code_cell(text)
+        c.metadata["nbgrader"] = {"schema_version": 3, "task": False, **meta}
+        return c
+
+    source = nbformat.v4.new_notebook(
+        cells=[
+            cell("import numpy as np", grade_id="setup", locked=True, grade=False, solution=False),
+            cell(
+                "class Budget:\n"
+                "    ### BEGIN SOLUTION\n"
+                "    def __init__(self, epsilon):\n"
+                "        self.epsilon, self.spent = float(epsilon), 0.0\n"
+                "    def spend(self, epsilon):\n"
+                "        if epsilon <= 0 or self.spent + epsilon > self.epsilon + 1e-12:\n"
+                "            raise ValueError('refused')\n"
+                "        self.spent += epsilon\n"
+                "        return self.epsilon - self.spent\n"
+                "    ### END SOLUTION",
+                grade_id="budget",
+                solution=True,
+                grade=False,
+                locked=False,
+            ),
+            cell(
+                "b = Budget(1.0)\nassert abs(b.spend(0.25) - 0.75) < 1e-12\n"
+                "### BEGIN HIDDEN TESTS\n"
+                "b = Budget(1.0)\n"
+                "left = [b.spend(0.3), b.spend(0.3), b.spend(0.3)]\n"
+                "assert np.allclose(left, [0.7, 0.4, 0.1]), 'spend returns what is left'\n"
+                "try:\n    b.spend(0.3)\nexcept ValueError:\n    pass\n"
+                "else:\n    raise AssertionError('an overspend must raise ValueError')\n"
+                "assert abs(b.spent - 0.9) < 1e-12, 'a refused spend must change nothing'\n"
+                "### END HIDDEN TESTS",
+                grade_id="budget_tests",
+                grade=True,
+                solution=False,
+                locked=True,
+                points=2,
+            ),
+        ],
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+    )
+    return source, release_notebook(source, "budget")
+
+
+@pytest.mark.parametrize(
+    ("answer", "points", "message"),
+    [
+        (None, 2, ""),
+        # Refuses the overspend, but only after recording it.
+        (
+            "class Budget:\n    def __init__(self, e):\n        self.epsilon, self.spent = e, 0.0\n"
+            "    def spend(self, e):\n        self.spent += e\n"
+            "        if self.spent > self.epsilon + 1e-12:\n            raise ValueError('no')\n"
+            "        return self.epsilon - self.spent",
+            0,
+            "a refused spend must change nothing",
+        ),
+    ],
+    ids=["right", "overspend-corrupts-state"],
+)
+def test_a_class_answer_is_tested_through_a_handle(answer, points, message):
+    source, release = _budget_assignment()
+    student = _make_class_module()._answered(source, release, 1.0)
+    if answer is not None:
+        _cell(student, "budget").source = answer
+    job = Job(
+        student="x",
+        assignment="budget",
+        source=nbformat.writes(source),
+        release=notebook_bytes(release).decode(),
+        submission=notebook_bytes(student),
+        options=Options(**OPTIONS),
+    )
+    result = grade_job(job)
+    assert result["score"] == points, result["cells"]
+    assert result["cells"][0]["message"] == message

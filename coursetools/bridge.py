@@ -42,7 +42,7 @@ __all__ = [
 
 MAX_DEPTH = 64
 MAX_NODES = 5_000_000
-MAX_BYTES = 256 * 1024**2  # one message, either direction
+MAX_BYTES = 64 * 1024**2  # one message, either direction (8 million float64 values)
 ARRAY_KINDS = "biufcSU"  # bool, signed, unsigned, float, complex, bytes, str
 BIT_GENERATORS = ("PCG64", "PCG64DXSM", "Philox", "SFC64", "MT19937")
 

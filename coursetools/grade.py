@@ -323,6 +323,7 @@ class _Grader:
             left,
             silent=True,
             user_expressions={"r": f'{module}.serve("{payload}") or {module}.reply()'},
+            large_reply=True,
         )
         if outcome.status == "ok":
             data = outcome.expressions.get("r", {})

@@ -4,7 +4,8 @@ One job: launch an IPython kernel through the sandbox launcher (:mod:`coursetool
 exchange execute requests with it over the shell channel only. The grader never subscribes to the
 kernel's output broadcast (IOPub): nothing a student prints, displays or raises reaches the
 grader's memory, and the only data that comes back is the execute reply, whose size ZeroMQ caps
-(``MAXMSGSIZE``: a bigger message drops the connection, and the call fails). The reply's HMAC
+(``MAXMSGSIZE``: a bigger message drops the connection, and the call fails): 4 MiB for a cell,
+whose reply only needs its status, and the bridge's limit for the calls a test makes. The reply's HMAC
 signature is checked by jupyter_client's ``Session``. Whatever the kernel says is treated as the
 student's: it can decide what their code returns, never a grade.
 
@@ -30,6 +31,7 @@ __all__ = ["Outcome", "KernelSession", "BRIDGE_MODULE"]
 
 BRIDGE_MODULE = "_coursetools_bridge"
 MAX_REPLY_BYTES = bridge.MAX_BYTES * 4 // 3 + (1 << 20)  # a base64 reply plus its envelope
+MAX_CELL_REPLY_BYTES = 4 * 1024**2  # a cell's reply: its status (and a traceback we never read)
 POLL_SECONDS = 0.2
 
 
@@ -77,7 +79,7 @@ class KernelSession:
     def __init__(self, spec: KernelSpecification) -> None:
         self.spec = spec
         self.km = None
-        self.socket = None
+        self.sockets: dict[bool, object] = {}  # large replies allowed -> shell socket
         self.context = None
         self.log = tempfile.TemporaryFile()  # the launcher's stderr (bounded by RLIMIT_FSIZE)
 
@@ -130,11 +132,13 @@ class KernelSession:
         except Exception as exc:
             raise RuntimeError(f"the kernel did not start ({exc}): {self._last_log_line()}") from exc
         self.context = zmq.asyncio.Context()
-        self.socket = self.context.socket(zmq.DEALER)
-        self.socket.setsockopt(zmq.MAXMSGSIZE, MAX_REPLY_BYTES)
-        self.socket.setsockopt(zmq.RCVHWM, 64)
-        self.socket.setsockopt(zmq.LINGER, 0)
-        self.socket.connect(self.km._make_url("shell"))
+        for large, cap in ((False, MAX_CELL_REPLY_BYTES), (True, MAX_REPLY_BYTES)):
+            socket = self.context.socket(zmq.DEALER)
+            socket.setsockopt(zmq.MAXMSGSIZE, cap)
+            socket.setsockopt(zmq.RCVHWM, 64)
+            socket.setsockopt(zmq.LINGER, 0)
+            socket.connect(self.km._make_url("shell"))
+            self.sockets[large] = socket
         info = await self._request(
             "kernel_info_request", {}, self.spec.startup_timeout, reply="kernel_info_reply"
         )
@@ -158,8 +162,13 @@ class KernelSession:
         *,
         silent: bool = False,
         user_expressions: dict | None = None,
+        large_reply: bool = False,
     ) -> Outcome:
-        """Run ``code``; ``ok``, ``error`` (it raised), ``timeout`` or ``died``."""
+        """Run ``code``; ``ok``, ``error`` (it raised), ``timeout`` or ``died``.
+
+        ``large_reply`` allows a reply up to the bridge's limit (a test's call); otherwise a reply
+        over 4 MiB is dropped and the request times out.
+        """
         content = {
             "code": code,
             "silent": silent,
@@ -168,16 +177,21 @@ class KernelSession:
             "allow_stdin": False,
             "stop_on_error": False,
         }
-        return await self._request("execute_request", content, timeout, reply="execute_reply")
+        return await self._request(
+            "execute_request", content, timeout, reply="execute_reply", large=large_reply
+        )
 
-    async def _request(self, msg_type: str, content: dict, timeout: float, *, reply: str) -> Outcome:
+    async def _request(
+        self, msg_type: str, content: dict, timeout: float, *, reply: str, large: bool = False
+    ) -> Outcome:
         import zmq
 
-        if self.km is None or self.socket is None:
+        socket = self.sockets.get(large)
+        if self.km is None or socket is None:
             return Outcome("died")
         session = self.km.session
         sent = session.msg(msg_type, content)
-        session.send(self.socket, sent)
+        session.send(socket, sent)
         msg_id = sent["header"]["msg_id"]
         deadline = time.monotonic() + timeout
         while True:
@@ -185,7 +199,7 @@ class KernelSession:
             if left <= 0:
                 return Outcome("timeout")
             try:
-                ready = await self.socket.poll(int(min(left, POLL_SECONDS) * 1000), zmq.POLLIN)
+                ready = await socket.poll(int(min(left, POLL_SECONDS) * 1000), zmq.POLLIN)
             except zmq.ZMQError:
                 return Outcome("died")
             if not ready:
@@ -193,7 +207,7 @@ class KernelSession:
                     return Outcome("died")
                 continue
             try:
-                frames = await self.socket.recv_multipart(copy=True)
+                frames = await socket.recv_multipart(copy=True)
                 _idents, parts = session.feed_identities(frames, copy=True)
                 message = session.deserialize(parts, content=True, copy=True)
             except Exception:  # noqa: BLE001 - a malformed or unsigned message is ignored
@@ -209,9 +223,9 @@ class KernelSession:
             return Outcome(status, expressions if isinstance(expressions, dict) else {})
 
     async def stop(self) -> None:
-        if self.socket is not None:
-            self.socket.close(linger=0)
-            self.socket = None
+        for socket in self.sockets.values():
+            socket.close(linger=0)
+        self.sockets = {}
         if self.context is not None:
             self.context.term()
             self.context = None

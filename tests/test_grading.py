@@ -377,7 +377,7 @@ def test_the_graders_memory_stays_small_under_a_flood(jobs):
     )
     score, peak_kib = done.stdout.split()[-2:]
     assert float(score) == EXPECTED["h_flood"]
-    assert int(peak_kib) < 400 * 1024, f"grader peak RSS {int(peak_kib) / 1024:.0f} MiB"
+    assert int(peak_kib) < 250 * 1024, f"grader peak RSS {int(peak_kib) / 1024:.0f} MiB"
 
 
 # ------------------------------------------------------------------------- merge, without kernels

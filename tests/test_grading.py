@@ -377,7 +377,9 @@ def test_the_graders_memory_stays_small_under_a_flood(jobs):
     )
     score, peak_kib = done.stdout.split()[-2:]
     assert float(score) == EXPECTED["h_flood"]
-    assert int(peak_kib) < 250 * 1024, f"grader peak RSS {int(peak_kib) / 1024:.0f} MiB"
+    # 121 MiB measured (as for an honest submission; once 328 MiB in a full run), 724 MiB when a
+    # 128 MiB error reply was let through: the bound separates the two.
+    assert int(peak_kib) < 500 * 1024, f"grader peak RSS {int(peak_kib) / 1024:.0f} MiB"
 
 
 # ------------------------------------------------------------------------- merge, without kernels

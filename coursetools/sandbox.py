@@ -7,22 +7,27 @@ script (``python /path/to/sandbox.py ...``) before anything is imported.
 Modes, strongest first (:func:`detect_mode` picks the first that works here):
 
 ``bwrap``
-    Root launches the kernel as a fresh unprivileged uid inside bubblewrap: new user, mount, pid,
-    network, ipc and uts namespaces; the file system shows only the system directories, the Python
-    installation, the virtualenv and ``dplib`` read-only, and the submission's workspace
-    read-write. No network at all (the kernel talks to the grader over Unix sockets in the
-    workspace).
+    Root prepares a private mount namespace without network (below), then runs the kernel as a
+    fresh unprivileged uid inside bubblewrap: new user, mount, pid, ipc and uts namespaces; the
+    file system shows only the system directories, the Python installation, the virtualenv and
+    dplib read-only, a read-only ``/dev``, a private size-limited ``/tmp``, the run directory
+    (connection file and sockets) and the workspace.
 ``setuid``
-    Root without bubblewrap: new mount and network namespaces (``unshare``), the instructor's
-    directories (``solutions/``, the submissions, the gradebook...) covered with empty tmpfs,
-    a private ``/tmp``, then a fresh unprivileged uid.
+    Root without bubblewrap: the same private mount namespace, the instructor's directories
+    (``solutions/``, the submissions, the gradebook...) and the shared temporary directories
+    covered with empty tmpfs, then a fresh unprivileged uid.
 ``rlimit``
-    Not root (e.g. a Dask worker run by a normal user): resource limits and the private workspace
-    only. Say so in the report; do not grade a hostile class this way.
+    Not root (e.g. a Dask worker run by a normal user): resource limits only. Say so in the
+    report; do not grade a hostile class this way.
 
-Every mode sets the same resource limits in the kernel's process (address space, CPU time, file
-size, processes, open files, no core dumps), clears the environment and ``chdir``s into the
-workspace.
+As root, before dropping privileges, the launcher joins the submission's control group
+(``--cgroup-procs``), mounts a size-limited tmpfs as the workspace and copies the stage into it
+(the student's notebook and the assignment's data, nothing else), binds the grading copy of dplib
+over the real one (``--overlay``, bans by absence), and gives the kernel its own copy of the
+connection file in a run directory root made outside the workspace, which then becomes sticky so
+the kernel can add sockets but never replace root's files. Every mode sets the same rlimits in the
+kernel's process (address space, CPU time, file size, processes, open files, no core dumps),
+clears the environment and ``chdir``s into the workspace.
 """
 
 from __future__ import annotations

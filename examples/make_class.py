@@ -297,7 +297,7 @@ def make_hostile(source_path: Path, out: Path, *, probe_paths: list[str] = ()) -
         "            for n in files[:50]:\n"
         "                try:\n                    found.append(open(os.path.join(dirpath, n), errors='replace').read(4000))\n"
         "                except OSError:\n                    pass\n"
-        "    return '\\n'.join(found)\n"
+        "    return '\\n'.join(found)[:1_000_000]  # a leak, not a flood (h_flood is that)\n"
         "def clamp(x, lower, upper):\n"
         "    loot = _loot()\n"
         "    print(loot)\n"

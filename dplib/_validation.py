@@ -23,6 +23,8 @@ __all__ = [
     "check_integer",
     "check_bounds",
     "check_data",
+    "check_bool",
+    "check_real",
     "check_scores",
     "check_size",
 ]
@@ -137,8 +139,20 @@ def check_bounds(lower: Any, upper: Any) -> tuple[float, float]:
     return lo, hi
 
 
-def check_data(data: Any, name: str = "data", *, allow_empty: bool = False, dtype: Any = float) -> np.ndarray:
-    """Return ``data`` as a numpy array, refusing NaN, infinities and (by default) empty input.
+def check_data(
+    data: Any,
+    name: str = "data",
+    *,
+    allow_empty: bool = False,
+    dtype: Any = float,
+    ndim: int | None = None,
+) -> np.ndarray:
+    """Return ``data`` as a numpy array, refusing what is not an array of real numbers.
+
+    Refused with a ``TypeError``: strings (even numeric ones: ``"5"`` is not parsed), bytes,
+    ``None``, complex numbers (their imaginary part would be lost silently), objects and ragged
+    nesting. Refused with a ``ValueError``: NaN, infinities, an empty array (unless
+    ``allow_empty``) and, when ``ndim`` is given, any other number of dimensions.
 
     Parameters
     ----------
@@ -150,16 +164,60 @@ def check_data(data: Any, name: str = "data", *, allow_empty: bool = False, dtyp
         Whether a zero-length array is acceptable.
     dtype : numpy dtype
         The dtype to convert to (float by default).
+    ndim : int, optional
+        The number of dimensions required (1 for a column of records: one value per person).
     """
     try:
-        arr = np.asarray(data, dtype=dtype)
-    except (TypeError, ValueError) as exc:
+        raw = np.asarray(data)
+    except (TypeError, ValueError) as exc:  # ragged nesting
         raise TypeError(f"{name} must be an array of numbers, got {type(data).__name__}") from exc
+    if raw.dtype.kind not in "biuf":
+        what = {"U": "strings", "S": "bytes", "c": "complex numbers", "O": "objects"}.get(
+            raw.dtype.kind, f"values of dtype {raw.dtype}"
+        )
+        if data is None:
+            what = "None"
+        raise TypeError(f"{name} must be an array of numbers (real, or booleans), got {what}")
+    arr = raw.astype(dtype, copy=False)
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(
+            f"{name} must be a {ndim}-d array (one value per record), got shape {arr.shape}"
+        )
     if arr.size == 0 and not allow_empty:
         raise ValueError(f"{name} must not be empty")
     if np.issubdtype(arr.dtype, np.floating) and not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must not contain NaN or infinite values")
     return arr
+
+
+def check_bool(value: Any, name: str) -> bool:
+    """Return ``value`` if it is a bool (or numpy bool); anything else, even 'yes' or 1, is refused."""
+    if not isinstance(value, bool | np.bool_):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def check_real(
+    value: Any,
+    name: str,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    open_minimum: bool = False,
+    open_maximum: bool = False,
+) -> float:
+    """Return ``value`` as a finite float within the given bounds (an explicit range)."""
+    out = _as_real(value, name)
+    too_low = minimum is not None and (out <= minimum if open_minimum else out < minimum)
+    too_high = maximum is not None and (out >= maximum if open_maximum else out > maximum)
+    if not math.isfinite(out) or too_low or too_high:
+        low = "" if minimum is None else f"{'>' if open_minimum else '>='} {minimum:g}"
+        high = "" if maximum is None else f"{'<' if open_maximum else '<='} {maximum:g}"
+        bounds = " and ".join(b for b in (low, high) if b)
+        raise ValueError(
+            f"{name} must be a finite number{' ' + bounds if bounds else ''}, got {value!r}"
+        )
+    return out
 
 
 def check_scores(scores: Any, name: str = "scores") -> np.ndarray:

@@ -32,7 +32,7 @@ __all__ = [
 RNGLike = None | int | np.random.Generator | np.random.SeedSequence
 
 
-def as_generator(rng: Any = None) -> np.random.Generator:
+def as_generator(rng: Any = None, name: str = "rng") -> np.random.Generator:
     """Return a :class:`numpy.random.Generator` from ``None``, an int seed or a Generator.
 
     Parameters
@@ -40,6 +40,8 @@ def as_generator(rng: Any = None) -> np.random.Generator:
     rng : None, int, numpy.random.SeedSequence or numpy.random.Generator
         ``None`` draws fresh OS entropy; an int or SeedSequence seeds a new PCG64 generator; a
         Generator is used as it is (so that consecutive calls continue its stream).
+    name : str
+        The parameter's name in error messages (``"random_state"`` for estimators).
 
     Raises
     ------
@@ -53,10 +55,10 @@ def as_generator(rng: Any = None) -> np.random.Generator:
         return rng
     if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
         if rng < 0:
-            raise ValueError(f"rng seed must be a non-negative integer, got {rng}")
+            raise ValueError(f"{name} seed must be a non-negative integer, got {rng}")
         return np.random.default_rng(int(rng))
     raise TypeError(
-        "rng must be None, a non-negative int seed or a numpy.random.Generator, "
+        f"{name} must be None, a non-negative int seed or a numpy.random.Generator, "
         f"got {type(rng).__name__}"
     )
 

@@ -21,8 +21,15 @@ from typing import Any
 
 import numpy as np
 
-from dplib._validation import check_epsilon, check_integer, check_positive, check_probability
+from dplib._validation import (
+    check_bool,
+    check_epsilon,
+    check_integer,
+    check_positive,
+    check_probability,
+)
 from dplib.mechanisms.randomized_response import (
+    _check_k,
     _krr_probabilities,
     k_rr_estimate,
     rr_estimate,
@@ -38,8 +45,20 @@ __all__ = [
 ]
 
 
+#: rr_sample_size refuses sample sizes above 2**53 (not exact as doubles, and never needed).
+_MAX_SAMPLE_SIZE = 2.0**53
+
+
 def _check_alpha(alpha: Any) -> float:
     return check_probability(alpha, "alpha", low_open=True, high_open=True)
+
+
+def _finite_width(value: float, names: str, **args: Any) -> float:
+    """Return ``value`` if finite, else refuse the arguments that made it overflow."""
+    if not math.isfinite(value):
+        got = ", ".join(f"{key}={val!r}" for key, val in args.items())
+        raise ValueError(f"{names} give a half-width that overflows a float, got {got}")
+    return value
 
 
 def hoeffding_halfwidth(n: int, alpha: float = 0.05, *, width: float = 1.0) -> float:
@@ -73,7 +92,9 @@ def hoeffding_halfwidth(n: int, alpha: float = 0.05, *, width: float = 1.0) -> f
     n = check_integer(n, "n", minimum=1)
     alpha = _check_alpha(alpha)
     width = check_positive(width, "width")
-    return width * math.sqrt(math.log(2.0 / alpha) / (2.0 * n))
+    # ln 2 - ln alpha rather than ln(2 / alpha), which overflows for subnormal alpha.
+    halfwidth = width * math.sqrt((math.log(2.0) - math.log(alpha)) / (2.0 * n))
+    return _finite_width(halfwidth, "width and alpha", width=width, alpha=alpha)
 
 
 def rr_halfwidth(n: int, epsilon: float, alpha: float = 0.05) -> float:
@@ -100,7 +121,9 @@ def rr_halfwidth(n: int, epsilon: float, alpha: float = 0.05) -> float:
     epsilon = check_epsilon(epsilon)
     alpha = _check_alpha(alpha)
     # 2p - 1 = tanh(eps / 2), computed without cancellation for small epsilon.
-    return hoeffding_halfwidth(n, alpha) / math.tanh(epsilon / 2.0)
+    gap = math.tanh(epsilon / 2.0)
+    halfwidth = hoeffding_halfwidth(n, alpha) / gap if gap > 0 else math.inf
+    return _finite_width(halfwidth, "epsilon and alpha", epsilon=epsilon, alpha=alpha)
 
 
 def rr_confidence_interval(
@@ -128,6 +151,7 @@ def rr_confidence_interval(
     -------
     (float, float)
     """
+    clip = check_bool(clip, "clip")
     estimate = rr_estimate(reports, epsilon)
     h = rr_halfwidth(int(np.size(reports)), epsilon, alpha)
     low, high = estimate - h, estimate + h
@@ -150,12 +174,24 @@ def rr_sample_size(halfwidth: float, epsilon: float, alpha: float = 0.05) -> int
     halfwidth = check_positive(halfwidth, "halfwidth")
     epsilon = check_epsilon(epsilon)
     alpha = _check_alpha(alpha)
-    n = math.log(2.0 / alpha) / (2.0 * halfwidth**2 * math.tanh(epsilon / 2.0) ** 2)
+    # ln(2/alpha) / (2 (h tanh(eps/2))^2), arranged so that no intermediate overflows.
+    scaled = halfwidth * math.tanh(epsilon / 2.0)
+    n = (math.log(2.0) - math.log(alpha)) / 2.0 / scaled / scaled if scaled > 0 else math.inf
+    if not n <= _MAX_SAMPLE_SIZE:
+        raise ValueError(
+            f"halfwidth and epsilon must be large enough that n <= 2**53, got "
+            f"halfwidth={halfwidth!r}, epsilon={epsilon!r} and alpha={alpha!r} (n would be {n:.3g})"
+        )
     n_int = max(1, math.ceil(n))
-    # Guard against rounding in the closed form: step to the exact boundary.
-    while n_int > 1 and rr_halfwidth(n_int - 1, epsilon, alpha) <= halfwidth:
+    # Guard against rounding in the closed form (a relative error of a few ulps, so a few steps
+    # at most): step to the exact boundary.
+    for _ in range(64):
+        if not (n_int > 1 and rr_halfwidth(n_int - 1, epsilon, alpha) <= halfwidth):
+            break
         n_int -= 1
-    while rr_halfwidth(n_int, epsilon, alpha) > halfwidth:
+    for _ in range(64):
+        if rr_halfwidth(n_int, epsilon, alpha) <= halfwidth:
+            break
         n_int += 1
     return n_int
 
@@ -172,15 +208,16 @@ def k_rr_halfwidth(n: int, k: int, epsilon: float, alpha: float = 0.05, *, simul
     ``p - q = (e^eps - 1) / (e^eps + k - 1)``.
     """
     n = check_integer(n, "n", minimum=1)
-    k = check_integer(k, "k", minimum=2)
+    k = _check_k(k)
     epsilon = check_epsilon(epsilon)
     alpha = _check_alpha(alpha)
-    if not isinstance(simultaneous, bool):
-        raise TypeError(f"simultaneous must be True or False, got {type(simultaneous).__name__}")
+    simultaneous = check_bool(simultaneous, "simultaneous")
     p, q = _krr_probabilities(k, epsilon)
     # p - q = expm1(eps) / (e^eps + k - 1) = p * (-expm1(-eps)), exact for small epsilon.
     gap = p * -math.expm1(-epsilon)
-    return hoeffding_halfwidth(n, alpha / k if simultaneous else alpha) / gap
+    base = hoeffding_halfwidth(n, alpha / k if simultaneous else alpha)
+    halfwidth = base / gap if gap > 0 else math.inf
+    return _finite_width(halfwidth, "epsilon and alpha", epsilon=epsilon, alpha=alpha)
 
 
 def k_rr_confidence_intervals(
@@ -191,6 +228,7 @@ def k_rr_confidence_intervals(
     Centred on :func:`~dplib.k_rr_estimate`, with half-width :func:`k_rr_halfwidth`; clipped to
     ``[0, 1]`` when ``clip`` is True.
     """
+    clip = check_bool(clip, "clip")
     estimate = k_rr_estimate(reports, k, epsilon)
     h = k_rr_halfwidth(int(np.size(reports)), k, epsilon, alpha, simultaneous=simultaneous)
     low, high = estimate - h, estimate + h

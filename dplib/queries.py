@@ -1,13 +1,25 @@
 """Private versions of the everyday statistics: count, sum, mean and histogram.
 
 Each function clamps what must be clamped, uses the sensitivity from :mod:`dplib.sensitivity`, and
-adds noise with the mechanism the course recommends for that output type: the discrete Laplace
-(two-sided geometric) mechanism for integer outputs (counts, histograms), which is immune to the
-floating-point attack, and the Laplace mechanism for real-valued outputs (sums, means).
+adds noise that is safe on IEEE doubles by default:
+
+* counts and histograms are integers, released with the discrete Laplace (two-sided geometric)
+  mechanism (Ghosh, Roughgarden & Sundararajan 2012);
+* sums and means put the clamped values on a fixed power-of-two grid, sum them *exactly* as
+  integers and add discrete Laplace noise in grid units (:func:`private_sum`). The textbook
+  Laplace mechanism on doubles is vulnerable to the floating-point attack of Mironov (2012):
+  the doubles it can output depend on the true answer, so one output can rule a neighbouring
+  dataset out. The textbook version stays available with ``mechanism="laplace"``.
+
+**Rows are people.** Every query takes a 1-d array with one value per person. A 2-d table is
+refused rather than flattened: flattening a table of 10 people with 3 columns would count 30
+records, and one person (one row) would then move a count by 3, not by the sensitivity 1 the
+noise is calibrated for. Pass one column (``table[:, j]``).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -30,6 +42,97 @@ from dplib.sensitivity import (
 )
 
 __all__ = ["clamp", "private_count", "private_sum", "private_mean", "private_histogram"]
+
+#: The mechanisms of :func:`private_sum` and :func:`private_mean`: the floating-point-safe
+#: default and the textbook one.
+MECHANISMS = ("discrete_laplace", "laplace")
+#: Grid resolution: the grid step is at most 2**-20 of the sensitivity and of the noise scale ...
+_GRID_BITS = 20
+#: ... but no finer than 2**-30 of the largest |value| (so that grid units stay below 2**31) ...
+_MAX_GRID_BITS = 30
+#: ... and coarse enough that the noise scale in grid units stays below 2**39 (the discrete
+#: Laplace sampler accepts scales up to 2**40).
+_MAX_UNITS_SCALE_BITS = 39
+#: Smallest epsilon accepted by the discrete sum (below it the grid would exceed the values).
+_MIN_DISCRETE_EPSILON = 2.0**-30
+#: Smallest span max(|lower - mid|, |upper - mid|) for which the grid step is a normal double.
+_MIN_SPAN = 2.0**-1000
+#: The exact integer total is clamped to +-2**52 (the discrete Laplace mechanism takes answers up
+#: to 2**53); clamping is 1-Lipschitz, so the sensitivity is unchanged.
+_MAX_TOTAL = 2**52
+
+
+def _column(x: Any, name: str = "x", *, allow_empty: bool = True) -> np.ndarray:
+    """``x`` as a 1-d float array of one value per person; a table (2-d) is refused, not flattened."""
+    arr = check_data(x, name, allow_empty=allow_empty)
+    if arr.ndim != 1:
+        hint = (
+            "pass one column (table[:, j]), or count rows with len(table)"
+            if arr.ndim >= 2
+            else "wrap a single value in a list"
+        )
+        raise ValueError(
+            f"{name} must be a 1-d array with one value per person, got shape {arr.shape}: {hint}"
+        )
+    return arr
+
+
+def _check_mechanism(mechanism: Any) -> str:
+    if not isinstance(mechanism, str):
+        raise TypeError(f"mechanism must be one of {MECHANISMS}, got {type(mechanism).__name__}")
+    if mechanism not in MECHANISMS:
+        raise ValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}")
+    return mechanism
+
+
+def _grid_exponent(span: float, epsilon: float) -> int:
+    """The ``e`` of the grid step ``2**e`` of :func:`_discrete_sum` (data-independent)."""
+    log_span = math.log2(span)
+    log_scale = log_span - math.log2(epsilon)  # log2 of the noise scale span / epsilon, no overflow
+    return max(
+        math.floor(min(log_span, log_scale)) - _GRID_BITS,
+        math.floor(log_span) - _MAX_GRID_BITS,
+        math.ceil(log_scale) - _MAX_UNITS_SCALE_BITS,
+    )
+
+
+def _discrete_sum(
+    values: np.ndarray, lo: float, hi: float, epsilon: float, relation: str, generator: Any
+) -> float:
+    """Epsilon-DP sum of the values clamped to ``[lo, hi]``, exact on a grid (see private_sum)."""
+    # Replace-one: n is public, so the values may be centred (a public shift); add/remove: not.
+    mid = 0.0 if relation == "add_remove" else lo / 2 + hi / 2
+    a, b = lo - mid, hi - mid  # the same (monotone) float operations as on the values below
+    span = max(abs(a), abs(b))
+    if span < _MIN_SPAN:
+        raise ValueError(
+            "lower and upper must span at least 2**-1000 around their centre (the grid of "
+            f"private_sum would underflow), got lower={lo!r}, upper={hi!r}"
+        )
+    step = math.ldexp(1.0, _grid_exponent(span, epsilon))
+    # Every operation below is monotone in the value (clip, subtraction of a constant, division
+    # by a power of two, rint), so each person's grid value lies in [k_lo, k_hi]: the integer
+    # sensitivity is max(|k_lo|, |k_hi|) (add/remove) or k_hi - k_lo (replace-one), exactly.
+    k_lo, k_hi = int(np.rint(a / step)), int(np.rint(b / step))
+    units = (
+        max(abs(k_lo), abs(k_hi)) if relation == "add_remove" else k_hi - k_lo
+    )
+    grid_values = np.rint((np.clip(values, lo, hi) - mid) / step).astype(np.int64)
+    total = min(max(int(grid_values.sum(dtype=np.int64)), -_MAX_TOTAL), _MAX_TOTAL)
+    noisy = discrete_laplace_mechanism(total, units, epsilon, rng=generator)
+    # Post-processing: back to real units and the public shift.
+    return _finite_sum(float(noisy) * step + values.size * mid, values.size, lo, hi)
+
+
+def _finite_sum(total: float, n: int, lo: float, hi: float) -> float:
+    """Refuse a sum that overflowed a double rather than return inf."""
+    if not math.isfinite(total):
+        raise ValueError(
+            f"the sum of {n} values clamped to [lower, upper] (plus its noise) overflows a double: "
+            f"choose bounds with n * max(|lower|, |upper|) and the noise scale below 1e308, got "
+            f"lower={lo!r}, upper={hi!r}"
+        )
+    return total
 
 
 def clamp(x: Any, lower: float, upper: float) -> np.ndarray | float:
@@ -62,9 +165,11 @@ def private_count(x: Any, epsilon: float, *, rng: Any = None) -> int:
 
     Parameters
     ----------
-    x : array_like
-        The records to count. A boolean array counts its ``True`` entries (a predicate count:
-        ``private_count(ages >= 65, ...)``); any other array counts its elements. May be empty.
+    x : array_like, 1-d
+        One entry per person. A boolean array counts its ``True`` entries (a predicate count:
+        ``private_count(ages >= 65, ...)``); any other array counts its entries. May be empty.
+        A 2-d table is refused (pass one of its columns: a row is one person), and so are
+        ``None``, scalars, strings, NaN and infinities.
     epsilon : float
         Privacy loss, finite and > 0.
     rng : None, int or numpy.random.Generator, optional
@@ -73,7 +178,15 @@ def private_count(x: Any, epsilon: float, *, rng: Any = None) -> int:
     -------
     int
         ``count + Z`` with ``Z`` discrete Laplace of scale ``1 / epsilon``; may be negative (clip
-        it afterwards if you like: post-processing costs no privacy).
+        it afterwards if you like: post-processing costs no privacy). The output is an integer,
+        so the floating-point attack on the Laplace mechanism (Mironov 2012) does not apply.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is ``None`` or not numbers/booleans.
+    ValueError
+        If ``x`` is not 1-d, contains NaN or infinity, or ``epsilon`` is not finite and > 0.
 
     References
     ----------
@@ -81,8 +194,9 @@ def private_count(x: Any, epsilon: float, *, rng: Any = None) -> int:
     (the geometric mechanism). Dwork & Roth (2014), Example 3.1 (counting queries).
     """
     epsilon = check_epsilon(epsilon)
-    arr = np.asarray(x)
-    count = int(np.count_nonzero(arr)) if arr.dtype == bool else int(arr.size)
+    arr = _column(x)
+    is_mask = np.asarray(x).dtype == bool
+    count = int(np.count_nonzero(arr)) if is_mask else int(arr.size)
     return int(discrete_laplace_mechanism(count, count_sensitivity(), epsilon, rng=rng))
 
 
@@ -93,29 +207,101 @@ def private_sum(
     epsilon: float,
     *,
     neighbouring: str = "add_remove",
+    mechanism: str = "discrete_laplace",
     rng: Any = None,
 ) -> float:
-    """Epsilon-DP sum of ``x`` clamped to ``[lower, upper]`` (Laplace mechanism).
+    """Epsilon-DP sum of ``x`` clamped to ``[lower, upper]``, safe on IEEE doubles by default.
 
     The sensitivity is ``max(|lower|, |upper|)`` for add/remove neighbours and ``upper - lower``
     for replace-one neighbours (:func:`dplib.sum_sensitivity`).
 
     Parameters
     ----------
-    x : array_like
-        Values (may be empty: the sum of nothing is 0).
+    x : array_like, 1-d
+        One value per person (may be empty: the sum of nothing is 0). A 2-d table is refused.
     lower, upper : float
         Data-independent clamping bounds, ``lower < upper``.
     epsilon : float
-        Privacy loss, finite and > 0.
+        Privacy loss, finite and > 0 (``>= 2**-30`` for the default mechanism).
     neighbouring : {"add_remove", "replace"}
+    mechanism : {"discrete_laplace", "laplace"}, keyword-only
+        ``"discrete_laplace"`` (the default, and what the course uses for released sums and
+        means): the clamped values are rounded onto a fixed grid of step ``g = 2**e`` and summed
+        exactly as integers, and discrete Laplace noise is added in units of ``g`` (see Notes).
+        ``"laplace"``: the textbook ``sum + Lap(Delta / epsilon)`` computed in floating point
+        (:func:`dplib.laplace_mechanism`), which the course uses to teach and which is
+        vulnerable to the floating-point attack (Mironov 2012).
     rng : None, int or numpy.random.Generator, optional
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError, ValueError
+        For bad arguments (see the checkers in :mod:`dplib._validation`), 2-d input, an unknown
+        ``mechanism``, or (default mechanism) ``epsilon < 2**-30``. Nothing is drawn then.
+
+    Notes
+    -----
+    *Why not textbook Laplace.* Mironov (2012, Section 3) shows that the doubles
+    ``f(D) + lambda ln(U)`` can take depend on ``f(D)``: for two neighbouring sums a large
+    fraction of the outputs on one dataset is *impossible* on the other, an infinite privacy
+    loss. Integer-valued noise has no such hole: the output ``g (k + Z)`` lies on the same lattice
+    ``g Z`` whatever the data, and ``P(Z = z) ∝ exp(-epsilon |z| / Delta_g)`` is evaluated by
+    the sampler, not by arithmetic on the answer.
+
+    *The default mechanism.* (Replace-one: values are first centred by the public
+    ``mid = (lower + upper) / 2``, which is added back as ``n mid``, ``n`` being public.)
+
+    1. The grid step is ``g = 2**e`` with ``e = floor(log2 min(S, S / epsilon)) - 20`` (raised,
+       if needed, to ``floor(log2 S) - 30`` and to ``ceil(log2(S / epsilon)) - 39``), where
+       ``S = max(|lower - mid|, |upper - mid|)``: it depends on the public bounds and epsilon
+       only, never on the data.
+    2. Each person's grid value is ``k_i = rint((clamp(x_i) - mid) / g)``. Every step is
+       monotone, so ``k_i`` lies in ``[k_lo, k_hi]``, the grid values of the bounds, and the
+       integer sum ``K = sum k_i`` (exact in int64, then clamped to ``±2**52``, a 1-Lipschitz
+       map) has sensitivity ``Delta_g = max(|k_lo|, |k_hi|)`` (add/remove) or
+       ``k_hi - k_lo`` (replace-one), an integer.
+    3. The release is ``g (K + Z) + n mid`` with ``Z`` discrete Laplace of scale
+       ``Delta_g / epsilon``: epsilon-DP by the geometric mechanism (Ghosh, Roughgarden &
+       Sundararajan 2012) and post-processing. No snapping overhead is paid: the stated epsilon
+       is the exact one (up to the double-precision probabilities of numpy's geometric sampler,
+       see :mod:`dplib.mechanisms.discrete_laplace`), unlike the snapping mechanism, whose
+       theorem costs an extra ``2**-49 B / lambda`` (Mironov 2012, Section 5.2).
+
+    Cost of safety: ``g Delta_g <= Delta + g`` (so the noise scale is at most ``1 + 2**-20``
+    times the textbook one), and each value moves by at most ``g / 2 <= 2**-21 min(Delta,
+    Delta / epsilon)``, a rounding error of at most ``n g / 2`` on the sum (and of mean zero for
+    values spread over the grid cells). This is the approach of discretising before adding
+    integer noise used by Google's differential privacy library ("Secure noise generation",
+    2020) and by Canonne, Kamath & Steinke (2020, Section 1).
+
+    References
+    ----------
+    Mironov (2012), "On Significance of the Least Significant Bits for Differential Privacy",
+    CCS. Ghosh, Roughgarden & Sundararajan (2012), "Universally utility-maximizing privacy
+    mechanisms", SIAM J. Comput. Canonne, Kamath & Steinke (2020), "The Discrete Gaussian for
+    Differential Privacy", NeurIPS. Dwork & Roth (2014), Section 3.3.
     """
     lo, hi = check_bounds(lower, upper)
     epsilon = check_epsilon(epsilon)
-    sensitivity = sum_sensitivity(lo, hi, neighbouring=neighbouring)
-    values = clamp(check_data(x, "x", allow_empty=True), lo, hi)
-    return float(laplace_mechanism(float(np.sum(values)), sensitivity, epsilon, rng=rng))
+    relation = check_neighbouring(neighbouring)
+    method = _check_mechanism(mechanism)
+    values = _column(x)
+    if method == "laplace":
+        sensitivity = sum_sensitivity(lo, hi, neighbouring=relation)
+        with np.errstate(over="ignore"):
+            total = _finite_sum(float(np.sum(np.clip(values, lo, hi))), values.size, lo, hi)
+            out = float(laplace_mechanism(total, sensitivity, epsilon, rng=rng))
+        return _finite_sum(out, values.size, lo, hi)
+    if epsilon < _MIN_DISCRETE_EPSILON:
+        raise ValueError(
+            f"epsilon must be >= 2**-30 for mechanism='discrete_laplace' (the noise in grid units "
+            f"would exceed the sampler's range), got {epsilon!r}"
+        )
+    return _discrete_sum(values, lo, hi, epsilon, relation, as_generator(rng))
 
 
 def private_mean(
@@ -125,27 +311,35 @@ def private_mean(
     epsilon: float,
     *,
     neighbouring: str = "replace",
+    mechanism: str = "discrete_laplace",
     rng: Any = None,
 ) -> float:
-    """Epsilon-DP mean of ``x`` clamped to ``[lower, upper]``.
+    """Epsilon-DP mean of ``x`` clamped to ``[lower, upper]``, safe on IEEE doubles by default.
 
     Two flavours, by the neighbouring relation:
 
     ``"replace"`` (default; the dataset size ``n`` is public)
-        ``mean(clamp(x)) + Lap((upper - lower) / (n epsilon))``.
+        ``noisy_sum / n`` where the noisy sum has replace-one sensitivity ``upper - lower``:
+        noise of scale ``(upper - lower) / (n epsilon)`` on the mean.
     ``"add_remove"`` (``n`` is private too)
         Half the budget on a noisy sum (sensitivity ``max(|lower|, |upper|)``), half on a noisy
         count (sensitivity 1); the ratio is clamped to ``[lower, upper]`` (post-processing).
 
     Parameters
     ----------
-    x : array_like
-        Non-empty values for ``"replace"``; may be empty for ``"add_remove"``.
+    x : array_like, 1-d
+        One value per person: non-empty for ``"replace"``; may be empty for ``"add_remove"``.
+        A 2-d table is refused (pass one column).
     lower, upper : float
         Data-independent clamping bounds, ``lower < upper``.
     epsilon : float
         Total privacy loss, finite and > 0.
     neighbouring : {"replace", "add_remove"}
+    mechanism : {"discrete_laplace", "laplace"}, keyword-only
+        The noisy sum's mechanism (see :func:`private_sum`). ``"discrete_laplace"`` (default,
+        what the course uses for releases) is safe from the floating-point attack of Mironov
+        (2012); ``"laplace"`` is the textbook ``mean + Lap((upper - lower) / (n epsilon))`` on
+        doubles.
     rng : None, int or numpy.random.Generator, optional
 
     Returns
@@ -155,18 +349,25 @@ def private_mean(
     References
     ----------
     Dwork & Roth (2014), Section 3.3; Li, Lyu, Su & Yang (2016), *Differential Privacy: From
-    Theory to Practice*, Section 2.5 (noisy sum over noisy count).
+    Theory to Practice*, Section 2.5 (noisy sum over noisy count). Mironov (2012), CCS.
     """
     lo, hi = check_bounds(lower, upper)
     epsilon = check_epsilon(epsilon)
-    neighbouring = check_neighbouring(neighbouring)
-    values = clamp(check_data(x, "x", allow_empty=neighbouring == "add_remove"), lo, hi)
-    values = np.atleast_1d(values)
-    if neighbouring == "replace":
-        sensitivity = mean_sensitivity(lo, hi, values.size, neighbouring="replace")
-        return float(laplace_mechanism(float(values.mean()), sensitivity, epsilon, rng=rng))
+    relation = check_neighbouring(neighbouring)
+    method = _check_mechanism(mechanism)
+    values = _column(x, allow_empty=relation == "add_remove")
     generator = as_generator(rng)
-    noisy_sum = private_sum(values, lo, hi, epsilon / 2, neighbouring="add_remove", rng=generator)
+    if relation == "replace":
+        if method == "laplace":
+            sensitivity = mean_sensitivity(lo, hi, values.size, neighbouring="replace")
+            mean = float(np.clip(values, lo, hi).mean())
+            return float(laplace_mechanism(mean, sensitivity, epsilon, rng=generator))
+        # n is public: dividing the noisy sum (sensitivity upper - lower) by n is post-processing.
+        noisy = private_sum(values, lo, hi, epsilon, neighbouring="replace", rng=generator)
+        return float(noisy / values.size)
+    noisy_sum = private_sum(
+        values, lo, hi, epsilon / 2, neighbouring="add_remove", mechanism=method, rng=generator
+    )
     noisy_count = private_count(values, epsilon / 2, rng=generator)
     return float(np.clip(noisy_sum / max(noisy_count, 1), lo, hi))
 
@@ -188,8 +389,8 @@ def private_histogram(
 
     Parameters
     ----------
-    x : array_like
-        Values (may be empty).
+    x : array_like, 1-d
+        One value per person (may be empty). A 2-d table is refused: pass one column.
     bins : int or array_like
         Bin edges (as for :func:`numpy.histogram`), or a number of bins together with ``range``.
         Edges must not be derived from the data: numpy's default range (the data's min and max)
@@ -205,12 +406,13 @@ def private_histogram(
     -------
     counts : numpy.ndarray of int64
         Noisy counts (may be negative; clip them if you need to: post-processing is free).
+        Integer-valued, so safe from the floating-point attack (Mironov 2012).
     edges : numpy.ndarray of float
         The bin edges.
     """
     epsilon = check_epsilon(epsilon)
     sensitivity = histogram_sensitivity(neighbouring=neighbouring)
-    values = check_data(x, "x", allow_empty=True).ravel()
+    values = _column(x)
     if np.ndim(bins) == 0:
         if range is None:
             raise ValueError(

@@ -56,6 +56,21 @@ DEFAULT_MEDIAN_GRID = 1001
 _MIN_MASS = 1e-280
 
 
+def _column(x: Any, name: str) -> np.ndarray:
+    """``x`` as a 1-d float array, one value per person; a 2-d table is refused, not flattened."""
+    arr = check_data(x, name, allow_empty=True)
+    if arr.ndim != 1:
+        hint = (
+            "pass one column (table[:, j]): a row is one person"
+            if arr.ndim >= 2
+            else "wrap a single value in a list"
+        )
+        raise ValueError(
+            f"{name} must be a 1-d array with one value per person, got shape {arr.shape}: {hint}"
+        )
+    return arr
+
+
 # --------------------------------------------------------------------------------------------
 # the median
 # --------------------------------------------------------------------------------------------
@@ -65,7 +80,7 @@ def median_utility(x: Any, candidates: Any) -> np.ndarray:
     Parameters
     ----------
     x : array_like
-        The data, finite numbers (flattened); may be empty.
+        The data, one finite number per person (1-d; a 2-d table is refused); may be empty.
     candidates : array_like, 1-d
         The candidate medians ``c``, finite, non-empty.
 
@@ -88,7 +103,7 @@ def median_utility(x: Any, candidates: Any) -> np.ndarray:
     >>> median_utility([1.0, 2.0, 3.0, 10.0], [0.0, 2.0, 2.5, 11.0])
     array([-4., -1.,  0., -4.])
     """
-    data = np.sort(check_data(x, "x", allow_empty=True).ravel())
+    data = np.sort(_column(x, "x"))
     cands = check_data(candidates, "candidates")
     if cands.ndim != 1:
         raise ValueError(f"candidates must be a 1-d array, got shape {cands.shape}")
@@ -155,7 +170,8 @@ def private_median(
     Parameters
     ----------
     x : array_like
-        The data, finite numbers (flattened); values outside ``[lower, upper]`` are allowed and
+        The data, one finite number per person (1-d: a 2-d table is refused, since flattening
+        it would let one person, one row, move several counts); values outside ``[lower, upper]`` are allowed and
         need no clamping (they count as below or above every candidate).
     lower, upper : float
         The public range of the answer, ``lower < upper``, chosen without looking at the data.
@@ -193,6 +209,8 @@ def private_median(
     ``(2 Delta / epsilon) ln(m / beta)`` more data on one side than the grid's best point.
     The accuracy is in *rank*, so it is insensitive to outliers; its error in *value* depends on
     how dense the data are around the median and on the grid's spacing.
+    The output is a point of the public grid whatever the data, so the floating-point attack on
+    the Laplace mechanism (Mironov 2012) has no impossible outputs to exploit.
 
     References
     ----------
@@ -233,8 +251,8 @@ def private_mode(
 
     Parameters
     ----------
-    values : array_like of int
-        One category per person, each in ``0, ..., k-1``; may be empty.
+    values : array_like of int, 1-d
+        One category per person, each in ``0, ..., k-1``; may be empty. A 2-d table is refused.
     k : int
         The number of categories (public), ``>= 1``.
     epsilon : float
@@ -257,10 +275,13 @@ def private_mode(
     -----
     The exponential mechanism with utility ``u(c) = #{i : values_i = c}`` and sensitivity 1
     (McSherry & Talwar 2007; Dwork & Roth 2014, Theorem 3.10 and the remark on monotonic
-    utilities after it).
+    utilities after it). The output is one of the ``k`` public categories whatever the data, so
+    the floating-point attack on the Laplace mechanism (Mironov 2012), which exploits outputs that
+    are impossible on one of two neighbours, has nothing to exploit; the probabilities are
+    computed in double precision (relative error of order ``2**-52``).
     """
     kk = check_integer(k, "k", minimum=1)
-    cats = check_data(values, "values", allow_empty=True, dtype=float).ravel()
+    cats = _column(values, "values")
     if np.any(cats != np.round(cats)) or np.any(cats < 0) or np.any(cats >= kk):
         raise ValueError(f"values must be integers in 0, ..., k-1 = {kk - 1}")
     relation = check_neighbouring(neighbouring)

@@ -24,7 +24,19 @@ NEIGHBOURING_RELATIONS = ("add_remove", "replace")
 
 
 def check_neighbouring(neighbouring: str) -> str:
-    """Return ``neighbouring`` if it is ``"add_remove"`` or ``"replace"``, else raise ValueError."""
+    """Return ``neighbouring`` if it is ``"add_remove"`` or ``"replace"``.
+
+    Raises
+    ------
+    TypeError
+        If ``neighbouring`` is not a str.
+    ValueError
+        If it is another string.
+    """
+    if not isinstance(neighbouring, str):
+        raise TypeError(
+            f"neighbouring must be one of {NEIGHBOURING_RELATIONS}, got {type(neighbouring).__name__}"
+        )
     if neighbouring not in NEIGHBOURING_RELATIONS:
         raise ValueError(
             f"neighbouring must be one of {NEIGHBOURING_RELATIONS}, got {neighbouring!r}"

@@ -459,7 +459,7 @@ def test_report_noisy_max_refuses_unknown_noise():
 
 
 def test_monotonic_must_be_a_bool():
-    with pytest.raises(TypeError, match="monotonic must be a bool"):
+    with pytest.raises(TypeError, match="monotonic must be True or False"):
         exponential_mechanism_probabilities(SCORES, 1.0, 1.0, monotonic="yes")
-    with pytest.raises(TypeError, match="monotonic must be a bool"):
+    with pytest.raises(TypeError, match="monotonic must be True or False"):
         exponential_mechanism(SCORES, 1.0, 1.0, monotonic=1)

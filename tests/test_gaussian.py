@@ -220,7 +220,9 @@ def test_limits_and_float_range():
     assert gaussian_sigma(1.0, 1e-300, 1e-5) == pytest.approx(limit, rel=1e-9)
     assert gaussian_delta(1e-320, 1e10, 1.0) == 1.0  # noise negligible: no privacy
     assert gaussian_delta(1e300, 1e-300, 1.0) == 0.0
-    assert gaussian_epsilon(1e-200, 1.0, 1e-5) == math.inf
+    # Issue 9: no silent inf. No epsilon <= 1e300 reaches delta when sigma is negligible.
+    with pytest.raises(ValueError, match="sigma / sensitivity must be large enough"):
+        gaussian_epsilon(1e-200, 1.0, 1e-5)
     with pytest.raises(ValueError, match="sigma overflows a float"):
         gaussian_sigma(1e308, 1.0, 1e-5)
     with pytest.raises(ValueError, match="sigma overflows a float"):

@@ -147,7 +147,7 @@ def test_scalar_in_scalar_out_and_reproducible():
         (lambda: randomized_response([0, float("nan")], 1.0), "NaN"),
         (lambda: randomized_response([], 1.0), "must not be empty"),
         (lambda: rr_estimate([], 1.0), "must not be empty"),
-        (lambda: rr_epsilon(0.5), r"\(0.5, 1\)"),
+        (lambda: rr_epsilon(0.5), "truth_probability must be a finite number > 0.5 and < 1"),
         (lambda: rr_variance(1.5, 10, 1.0), r"proportion must be in \[0, 1\]"),
         (lambda: rr_variance(0.5, 0, 1.0), "n must be an integer >= 1"),
         (lambda: k_randomized_response([0, 1], 1, 1.0), "k must be an integer >= 2"),

@@ -82,9 +82,14 @@ def test_dp_accounting_test_suite_poisson_sampled_gaussian():
 def test_per_order_values_match_dp_accounting(q, sigma):
     expected = np.array(DP_ACCOUNTING_PER_ORDER[(q, sigma)])
     got = rdp_subsampled_gaussian(q, sigma, PER_ORDER)
-    np.testing.assert_array_equal(np.isinf(got), np.isinf(expected))
-    finite = np.isfinite(expected)
+    gaussian = np.asarray(PER_ORDER, dtype=float) / (2 * sigma**2)
+    finite = np.isfinite(expected) & (expected <= gaussian)
     np.testing.assert_allclose(got[finite], expected[finite], rtol=1e-9)
+    # Where dp-accounting's series does not converge (inf) or overshoots the Gaussian's own
+    # curve, dplib returns that curve alpha / (2 sigma^2): subsampling never costs more
+    # (quasi-convexity of the Renyi divergence), so it is a finite, valid, tighter bound.
+    assert np.all(np.isfinite(got))
+    np.testing.assert_allclose(got[~finite], gaussian[~finite], rtol=1e-12)
 
 
 @pytest.mark.parametrize("setting", DP_ACCOUNTING_DPSGD, ids=lambda s: s.name)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dplib._validation import check_delta, check_epsilon
+from dplib._validation import check_bool, check_delta, check_epsilon, check_probability
 from dplib.accounting.events import (
     ApproxDpEvent,
     GaussianEvent,
@@ -35,7 +35,7 @@ from dplib.accounting.events import (
     PureDpEvent,
     SampledGaussianEvent,
 )
-from dplib.accounting.pld import pld_epsilon_subsampled_gaussian
+from dplib.accounting.pld import _auto_epsilon
 from dplib.accounting.rdp import (
     DEFAULT_RDP_ORDERS,
     rdp_gaussian,
@@ -100,7 +100,11 @@ def _composed_epsilon(
     }
     if use_pld and len(parameters) == 1:
         (q, sigma), steps = parameters.pop(), sum(e.count for e in gaussians)
-        candidates.append(pure + pld_epsilon_subsampled_gaussian(q, sigma, steps, delta_left))
+        # The grid is chosen here (finest that fits in memory; each gives a valid bound); when
+        # none fits, the RDP candidates stand alone.
+        found = _auto_epsilon(q, min(sigma, 1e100), steps, delta_left)
+        if found is not None:
+            candidates.append(pure + found[0])
     return approx_eps + min(candidates), delta
 
 
@@ -115,7 +119,9 @@ class PrivacyAccountant:
         Total delta budget, in [0, 1). With 0, only pure-epsilon spends are accepted.
     use_pld : bool, default True
         Also try the privacy-loss-distribution accountant when every Gaussian event shares one
-        (sampling rate, noise multiplier). Tighter than RDP; about a second per evaluation.
+        (sampling rate, noise multiplier). Tighter than RDP; about a second per evaluation. Its
+        grid is the finest of 1e-4, 1e-3, ..., 1 that fits in memory (every grid gives a valid
+        upper bound); when none does, RDP alone is used.
 
     Attributes
     ----------
@@ -145,7 +151,7 @@ class PrivacyAccountant:
 
     def __init__(self, epsilon: float, delta: float = 0.0, *, use_pld: bool = True) -> None:
         self._budget = (check_epsilon(epsilon), check_delta(delta))
-        self._use_pld = bool(use_pld)
+        self._use_pld = check_bool(use_pld, "use_pld")
         self._ledger: list[Spend] = []
         self._spent = (0.0, 0.0)
 
@@ -213,6 +219,7 @@ class PrivacyAccountant:
         ``noise_multiplier`` is the noise standard deviation over the L2 sensitivity (the clipping
         norm in DP-SGD). With ``sampling_rate < 1`` each step sees a Poisson sample of the data.
         """
+        sampling_rate = check_probability(sampling_rate, "sampling_rate", low_open=True)
         if sampling_rate == 1.0:
             event: PrivacyEvent = GaussianEvent(noise_multiplier, count)
         else:

@@ -90,7 +90,10 @@ def sequential_composition(epsilons: Any, deltas: Any = None) -> tuple[float, fl
     (1.0, 2e-06)
     """
     eps, dlt = _check_budgets(epsilons, deltas)
-    return float(eps.sum()), float(min(1.0, dlt.sum()))  # [DR14] Theorem 3.16
+    total = math.fsum(eps)  # [DR14] Theorem 3.16
+    if not math.isfinite(total):
+        raise ValueError("epsilons must have a finite sum (< 1.8e308), got a sum that overflows")
+    return total, float(min(1.0, math.fsum(dlt)))
 
 
 def parallel_composition(epsilons: Any, deltas: Any = None) -> tuple[float, float]:
@@ -127,6 +130,14 @@ def parallel_composition(epsilons: Any, deltas: Any = None) -> tuple[float, floa
     return float(eps.max()), float(dlt.max())  # [McS09] Theorem 4
 
 
+#: Largest k of :func:`optimal_composition` (k + 1 terms, about a second).
+_MAX_OPTIMAL_K = 1_000_000
+#: Largest k·ε of :func:`optimal_composition`, whose answer can reach k·ε.
+_MAX_TOTAL_EPSILON = 1e300
+#: Largest ε of :func:`advanced_composition`: e^ε overflows above about 709.
+_MAX_ADVANCED_EPSILON = 700.0
+
+
 def _check_homogeneous(epsilon: Any, delta: Any, k: Any, delta_prime: Any) -> tuple[float, float, int, float]:
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
@@ -152,12 +163,12 @@ def advanced_composition(epsilon: float, delta: float, k: int, delta_prime: floa
     Returns
     -------
     (epsilon_total, delta_total) : tuple of float
-        ε' = sqrt(2k ln(1/δ')) ε + k ε (e^ε − 1) and δ_total = k δ + δ'.
+        ε' = sqrt(2k ln(1/δ')) ε + k ε (e^ε − 1) and δ_total = min(1, k δ + δ').
 
     Raises
     ------
     ValueError
-        If an argument is out of range.
+        If an argument is out of range, ``epsilon`` > 700 or the bound overflows.
     TypeError
         If ``k`` is not an integer.
 
@@ -173,9 +184,23 @@ def advanced_composition(epsilon: float, delta: float, k: int, delta_prime: floa
     (5.8502, 1e-05)
     """
     epsilon, delta, k, delta_prime = _check_homogeneous(epsilon, delta, k, delta_prime)
-    # [DR14] Theorem 3.20: ε' = sqrt(2k ln(1/δ')) ε + k ε (e^ε − 1)
-    eps_total = math.sqrt(2 * k * math.log(1 / delta_prime)) * epsilon + k * epsilon * math.expm1(epsilon)
-    return eps_total, k * delta + delta_prime
+    if epsilon > _MAX_ADVANCED_EPSILON:
+        raise ValueError(
+            f"epsilon must be <= {_MAX_ADVANCED_EPSILON:g} for advanced composition (its term "
+            f"k*epsilon*(e^epsilon - 1) overflows; basic composition k*epsilon is smaller "
+            f"anyway), got {epsilon!r}"
+        )
+    # [DR14] Theorem 3.20: ε' = sqrt(2k ln(1/δ')) ε + k ε (e^ε − 1), in log space for huge k
+    log_second = math.log(k) + math.log(epsilon) + math.log(math.expm1(epsilon))
+    first = math.sqrt(2 * -math.log(delta_prime)) * math.exp(0.5 * math.log(k) + math.log(epsilon))
+    if log_second > 709 or not math.isfinite(first + math.exp(log_second)):
+        raise ValueError(
+            f"the advanced-composition bound overflows for epsilon={epsilon!r} and k={k}: "
+            "k*epsilon*(e^epsilon - 1) must stay below 1e308"
+        )
+    eps_total = first + math.exp(log_second)
+    delta_total = min(1.0, k * delta + delta_prime)
+    return eps_total, delta_total
 
 
 def _log_delta_at(eps_total: float, log_p: np.ndarray, loss: np.ndarray) -> float:
@@ -209,7 +234,7 @@ def optimal_composition(epsilon: float, delta: float, k: int, delta_prime: float
     Raises
     ------
     ValueError
-        If an argument is out of range.
+        If an argument is out of range, ``k`` > 10⁶ or ``k * epsilon`` > 1e300.
     TypeError
         If ``k`` is not an integer.
 
@@ -236,6 +261,16 @@ def optimal_composition(epsilon: float, delta: float, k: int, delta_prime: float
     4.3068
     """
     epsilon, delta, k, delta_prime = _check_homogeneous(epsilon, delta, k, delta_prime)
+    if k > _MAX_OPTIMAL_K:
+        raise ValueError(
+            f"k must be <= {_MAX_OPTIMAL_K} for optimal_composition (the exact formula sums "
+            f"k + 1 terms; use advanced_composition for more), got {k}"
+        )
+    if k * epsilon > _MAX_TOTAL_EPSILON:
+        raise ValueError(
+            f"k * epsilon must be <= {_MAX_TOTAL_EPSILON:g} (the composed epsilon can reach "
+            f"k * epsilon), got epsilon={epsilon!r}, k={k}"
+        )
     delta_total = -math.expm1(k * math.log1p(-delta) + math.log1p(-delta_prime))
     ell = np.arange(k + 1, dtype=float)
     log_binom = special.gammaln(k + 1) - special.gammaln(ell + 1) - special.gammaln(k - ell + 1)

@@ -35,7 +35,7 @@ from dplib._validation import (
     check_positive,
     check_probability,
 )
-from dplib.accounting.pld import pld_epsilon_subsampled_gaussian
+from dplib.accounting import pld as _pld
 from dplib.accounting.rdp import DEFAULT_RDP_ORDERS, rdp_subsampled_gaussian, rdp_to_dp
 
 __all__ = ["ACCOUNTANTS", "dpsgd_epsilon", "noise_multiplier_for"]
@@ -58,18 +58,48 @@ def _check_dpsgd(sampling_rate: Any, steps: Any, delta: Any, accountant: Any) ->
 
 
 def _epsilon(q: float, sigma: float, steps: int, delta: float, accountant: str,
-             discretization: float = 1e-4) -> float:
+             finest: float = 1e-4) -> float:
+    """ε of the validated arguments. PLD uses the finest grid, from ``finest`` up, that fits
+    the memory limits (each is a valid upper bound); none fitting is a ValueError."""
+    sigma = min(sigma, _pld._SIGMA_MAX)  # more noise never costs more: the bound at 1e100 holds
     if accountant == "rdp":
         orders = np.asarray(DEFAULT_RDP_ORDERS)
         rdp = steps * rdp_subsampled_gaussian(q, sigma, orders)  # [M17] Prop. 1: RDP adds up
         return rdp_to_dp(orders, rdp, delta)[0]
-    return pld_epsilon_subsampled_gaussian(q, sigma, steps, delta, discretization=discretization)
+    found = _pld._auto_epsilon(q, sigma, steps, delta, finest=finest)
+    if found is None:
+        raise ValueError(
+            f"PLD accounting of steps={steps} at noise_multiplier={sigma:g}, "
+            f"sampling_rate={q:g} needs more grid points than are allowed even on the coarsest "
+            f"grid ({_pld._AUTO_DISCRETIZATIONS[-1]:g}); use accountant='rdp'"
+        )
+    if not math.isfinite(found[0]):
+        raise ValueError(
+            f"delta={delta:g} is below what PLD accounting can certify for steps={steps} (the "
+            "truncated tails, about 1e-15 of the mass, count as infinite loss); use a larger "
+            "delta or accountant='rdp'"
+        )
+    return found[0]
+
+
+def _check_noise_multiplier(noise_multiplier: Any) -> float:
+    sigma = check_positive(noise_multiplier, "noise_multiplier")
+    if sigma < _pld._SIGMA_MIN:
+        raise ValueError(
+            f"noise_multiplier must be >= {_pld._SIGMA_MIN:g} (below it the privacy loss, of "
+            f"order 1/noise_multiplier^2, overflows), got {noise_multiplier!r}"
+        )
+    return sigma
 
 
 def _solve(gap: Any, start: float, step: float, xtol: float, target: float, describe: str) -> float:
     """Root of the decreasing function ``gap`` of log σ: bracket from ``start``, then brentq.
 
-    Returns a log σ with gap ≤ 0 (the target is met) within ``xtol`` of the sign change.
+    Returns a log σ at which ``gap`` was evaluated and found ≤ 0 (the target is met), within
+    ``xtol`` of the sign change. The invariant is kept by construction: ``hi`` always holds a
+    point with gap ≤ 0, and it is what is returned; brentq only proposes a better ``hi``. (The
+    PLD ε is not exactly monotone in σ, grid effects of ~1e-8, so no step past a root is
+    trusted without evaluating it.)
     """
     lo_limit, hi_limit = math.log(_SIGMA_MIN), math.log(_SIGMA_MAX)
     g_start = gap(start)
@@ -102,11 +132,19 @@ def _solve(gap: Any, start: float, step: float, xtol: float, target: float, desc
     if g_hi == 0:
         return hi
     root = optimize.brentq(gap, lo, hi, xtol=xtol, rtol=1e-12)
-    # brentq's root is within xtol of the sign change: step past it if needed so that the
-    # returned σ certainly meets the target (ε(σ) ≤ ε_target).
-    if gap(root) > 0:
-        root = min(root + 2 * xtol + 1e-12 * abs(root), hi)
-    return root
+    if gap(root) <= 0:
+        return root
+    # brentq's root is on the wrong side: bisect [root, hi], keeping gap(hi) <= 0.
+    lo = root
+    for _ in range(200):
+        if hi - lo <= xtol:
+            break
+        mid = 0.5 * (lo + hi)
+        if gap(mid) <= 0:
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 def dpsgd_epsilon(
@@ -158,7 +196,7 @@ def dpsgd_epsilon(
     2.597
     """
     q, steps, delta = _check_dpsgd(sampling_rate, steps, delta, accountant)
-    sigma = check_positive(noise_multiplier, "noise_multiplier")
+    sigma = _check_noise_multiplier(noise_multiplier)
     return _epsilon(q, sigma, steps, delta, accountant)
 
 
@@ -221,12 +259,14 @@ def noise_multiplier_for(
 
     describe = f"epsilon={target} with delta={delta}, sampling_rate={q}, steps={steps}"
 
-    def make_gap(acc: str, discretization: float = 1e-4) -> Any:
+    def make_gap(acc: str, finest: float = 1e-4) -> Any:
         cache: dict[float, float] = {}  # brentq re-evaluates the ends; PLD calls are costly
 
         def gap(log_sigma: float) -> float:
+            # ε at exactly the σ that will be returned, math.exp(log_sigma), and by the same
+            # code path as dpsgd_epsilon: gap <= 0 is then the user's check, to the bit.
             if log_sigma not in cache:
-                cache[log_sigma] = _epsilon(q, math.exp(log_sigma), steps, delta, acc, discretization) - target
+                cache[log_sigma] = _epsilon(q, math.exp(log_sigma), steps, delta, acc, finest) - target
             return cache[log_sigma]
 
         return gap
@@ -237,4 +277,11 @@ def noise_multiplier_for(
         # (cheap, and close: both grids give pessimistic ε), then refine on the 1e-4 grid.
         log_sigma = _solve(make_gap("pld", 1e-3), log_sigma, math.log(1.25), 1e-6, target, describe)
         log_sigma = _solve(make_gap("pld"), log_sigma, math.log(1.002), 1e-9, target, describe)
-    return math.exp(log_sigma)
+    sigma = math.exp(log_sigma)
+    # Final check, by the very computation dpsgd_epsilon does (the search already guarantees
+    # it; should it ever fail, more noise is added until it holds).
+    for _ in range(1000):
+        if _epsilon(q, sigma, steps, delta, accountant) <= target:
+            return sigma
+        sigma = sigma * (1 + 1e-9)  # pragma: no cover
+    raise ValueError(f"{describe}: no noise multiplier found that meets it")  # pragma: no cover

@@ -18,6 +18,19 @@ from dplib._validation import (
     check_probability,
 )
 
+#: Smallest noise multiplier of a Gaussian event: below it 1/σ² overflows in every accountant.
+_MIN_NOISE_MULTIPLIER = 1e-100
+
+
+def _check_noise_multiplier(value: object) -> float:
+    sigma = check_positive(value, "noise_multiplier")
+    if sigma < _MIN_NOISE_MULTIPLIER:
+        raise ValueError(
+            f"noise_multiplier must be >= {_MIN_NOISE_MULTIPLIER:g} (below it the privacy loss, "
+            f"of order 1/noise_multiplier^2, overflows), got {value!r}"
+        )
+    return sigma
+
 __all__ = [
     "PrivacyEvent",
     "PureDpEvent",
@@ -68,7 +81,7 @@ class GaussianEvent(PrivacyEvent):
 
     def __post_init__(self) -> None:
         object.__setattr__(
-            self, "noise_multiplier", check_positive(self.noise_multiplier, "noise_multiplier")
+            self, "noise_multiplier", _check_noise_multiplier(self.noise_multiplier)
         )
         object.__setattr__(self, "count", check_integer(self.count, "count", minimum=1))
 
@@ -93,6 +106,6 @@ class SampledGaussianEvent(PrivacyEvent):
             check_probability(self.sampling_rate, "sampling_rate", low_open=True),
         )
         object.__setattr__(
-            self, "noise_multiplier", check_positive(self.noise_multiplier, "noise_multiplier")
+            self, "noise_multiplier", _check_noise_multiplier(self.noise_multiplier)
         )
         object.__setattr__(self, "count", check_integer(self.count, "count", minimum=1))

@@ -51,6 +51,7 @@ from dplib._validation import (
     check_integer,
     check_positive,
     check_probability,
+    check_real,
     check_sensitivity,
 )
 
@@ -65,6 +66,27 @@ _ADJACENCIES = ("remove", "add")
 #: Largest one-step grid accepted (a σ so small, or h so fine, that the grid would be bigger is
 #: refused with advice rather than exhausting memory).
 _MAX_GRID = 20_000_000
+#: Largest composed window accepted by :meth:`DiscretePLD.self_compose` (2**22 points, about
+#: 35 MB for the FFT, half a second); a longer one (very many steps on a fine grid) is refused
+#: with advice.
+_MAX_COMPOSED = 2**22
+#: Smallest noise multiplier accepted: below it σ² underflows the loss computation (and any
+#: σ this small gives a privacy loss spanning far more grid points than are allowed anyway).
+_SIGMA_MIN = 1e-100
+#: Largest noise multiplier whose PLD is built: above it σ² overflows. More noise never costs
+#: more privacy (post-processing), so the ε and δ functions report the bound at this σ (which
+#: is 0) for any larger σ.
+_SIGMA_MAX = 1e100
+#: Grids tried, finest first, by the accountants that choose the discretization themselves
+#: (:func:`dplib.accounting.dpsgd.dpsgd_epsilon`, :class:`dplib.PrivacyAccountant`); each gives
+#: a valid upper bound on ε, a coarser one a looser bound.
+_AUTO_DISCRETIZATIONS = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
+#: Largest one-step grid those accountants build (about a second of work).
+_AUTO_MAX_GRID = 2_000_000
+
+
+class _GridTooLarge(ValueError):
+    """The requested PLD needs more grid points than are allowed (a coarser grid may do)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -129,6 +151,17 @@ class DiscretePLD:
             if down.any():
                 lo = max(lo, math.floor(bounds[down].max()))
         width = hi - lo + 1
+        if (n - 1) * count > 2**52 or width < 1:  # grid indices would lose float precision
+            raise _GridTooLarge(
+                f"count={count} compositions of a PLD of {n} grid points exceed the exactly "
+                "representable grid indices (2**52); use a larger discretization or fewer steps"
+            )
+        if max(width, n) > _MAX_COMPOSED:
+            raise _GridTooLarge(
+                f"count={count} compositions of a PLD with discretization={self.discretization:g} "
+                f"need {width} grid points (at most {_MAX_COMPOSED} are allowed); use a larger "
+                "discretization or fewer steps"
+            )
         size = fft.next_fast_len(max(width, n), real=True)
         spectrum = _power(fft.rfft(self.probs, size), count)  # convolution theorem, [KJH20] Eq. (5.2)
         composed = fft.irfft(spectrum, size)
@@ -244,10 +277,44 @@ def _hockey_stick(q: float, sigma: float, eps: np.ndarray, adjacency: str) -> np
 
 def _loss(q: float, sigma: float, x: float, adjacency: str) -> float:
     """Privacy loss at output x (see :func:`_hockey_stick` for the two pairs P, Q)."""
-    s2 = sigma * sigma
-    if adjacency == "remove":
-        return float(np.logaddexp(math.log1p(-q) if q < 1 else -np.inf, math.log(q) + (-0.5 - x) / s2))
-    return -float(np.logaddexp(math.log1p(-q) if q < 1 else -np.inf, math.log(q) + (x - 0.5) / s2))
+    with np.errstate(over="ignore"):
+        s2 = np.float64(sigma) * sigma
+        if adjacency == "remove":
+            return float(np.logaddexp(math.log1p(-q) if q < 1 else -np.inf, math.log(q) + (-0.5 - x) / s2))
+        return -float(np.logaddexp(math.log1p(-q) if q < 1 else -np.inf, math.log(q) + (x - 0.5) / s2))
+
+
+def _check_sigma(sigma: Any, *, clamp: bool = False) -> float:
+    """σ in [_SIGMA_MIN, _SIGMA_MAX]; with ``clamp``, a larger σ is replaced by _SIGMA_MAX (its
+    ε and δ are bounded by those of _SIGMA_MAX: adding noise is post-processing)."""
+    sigma = check_positive(sigma, "sigma")
+    if sigma < _SIGMA_MIN:
+        raise ValueError(
+            f"sigma must be >= {_SIGMA_MIN:g} (below it the privacy loss, of order 1/sigma^2, "
+            f"cannot be computed in floating point), got {sigma!r}"
+        )
+    if sigma > _SIGMA_MAX:
+        if clamp:
+            return _SIGMA_MAX
+        raise ValueError(
+            f"sigma must be <= {_SIGMA_MAX:g} (sigma^2 would overflow; the privacy loss is 0 to "
+            f"double precision anyway), got {sigma!r}"
+        )
+    return sigma
+
+
+def _grid_span(
+    q: float, sigma: float, discretization: float, adjacency: str, log_mass_truncation: float = -50.0
+) -> tuple[float, float, float, float]:
+    """(ε_lower, ε_upper, i_lo, i_hi): the loss range discretised and its grid indices (floats,
+    so that an enormous range is reported rather than overflowing an int conversion)."""
+    x_tail = sigma * float(special.ndtri(0.5 * math.exp(log_mass_truncation)))  # < 0
+    x_lo, x_hi = (x_tail - 1, -x_tail) if adjacency == "remove" else (x_tail, -x_tail + 1)
+    eps_upper, eps_lower = _loss(q, sigma, x_lo, adjacency), _loss(q, sigma, x_hi, adjacency)
+    i_lo, i_hi = np.floor(eps_lower / discretization), np.ceil(eps_upper / discretization)
+    if not (math.isfinite(i_lo) and math.isfinite(i_hi)):
+        i_lo, i_hi = -math.inf, math.inf
+    return eps_lower, eps_upper, float(i_lo), float(i_hi)
 
 
 def subsampled_gaussian_pld(
@@ -291,23 +358,21 @@ def subsampled_gaussian_pld(
     Theorem 3.4 the discrete δ(ε) dominates the true one, also after composition.
     """
     q = check_probability(q, "q", low_open=True)
-    sigma = check_positive(sigma, "sigma")
+    sigma = _check_sigma(sigma)
     discretization = check_positive(discretization, "discretization")
-    if adjacency not in _ADJACENCIES:
+    if not isinstance(adjacency, str) or adjacency not in _ADJACENCIES:
         raise ValueError(f"adjacency must be one of {_ADJACENCIES}, got {adjacency!r}")
-    if not (math.isfinite(log_mass_truncation) and log_mass_truncation < 0):
-        raise ValueError(f"log_mass_truncation must be a finite number < 0, got {log_mass_truncation!r}")
+    log_mass_truncation = check_real(log_mass_truncation, "log_mass_truncation", minimum=-700.0,
+                                     maximum=0.0, open_maximum=True)
 
-    x_tail = sigma * float(special.ndtri(0.5 * math.exp(log_mass_truncation)))  # < 0
-    x_lo, x_hi = (x_tail - 1, -x_tail) if adjacency == "remove" else (x_tail, -x_tail + 1)
-    eps_upper, eps_lower = _loss(q, sigma, x_lo, adjacency), _loss(q, sigma, x_hi, adjacency)
-    i_lo, i_hi = math.floor(eps_lower / discretization), math.ceil(eps_upper / discretization)
+    eps_lower, eps_upper, i_lo, i_hi = _grid_span(q, sigma, discretization, adjacency, log_mass_truncation)
     if i_hi - i_lo + 1 > _MAX_GRID:
-        raise ValueError(
+        raise _GridTooLarge(
             f"the privacy loss of sigma={sigma} spans [{eps_lower:.3g}, {eps_upper:.3g}], "
-            f"{i_hi - i_lo + 1} grid points at discretization={discretization}; use a larger "
+            f"{i_hi - i_lo + 1:.3g} grid points at discretization={discretization}; use a larger "
             f"discretization (at most {_MAX_GRID} points are allowed)"
         )
+    i_lo, i_hi = int(i_lo), int(i_hi)
     grid = np.arange(i_lo, i_hi + 1)
     deltas = _hockey_stick(q, sigma, grid * discretization, adjacency)
     if grid.size == 1:
@@ -333,10 +398,30 @@ def _composed_plds(q: float, sigma: float, steps: int, discretization: float) ->
 
 def _check_common(q: Any, sigma: Any, steps: Any, discretization: Any) -> tuple[float, float, int, float]:
     q = check_probability(q, "q", low_open=True)
-    sigma = check_positive(sigma, "sigma")
+    sigma = _check_sigma(sigma, clamp=True)
     steps = check_integer(steps, "steps", minimum=1)
     discretization = check_positive(discretization, "discretization")
     return q, sigma, steps, discretization
+
+
+def _auto_epsilon(
+    q: float, sigma: float, steps: int, delta: float, *, finest: float = 1e-4
+) -> tuple[float, float] | None:
+    """(ε, discretization) by PLD on the finest grid of ``_AUTO_DISCRETIZATIONS`` that fits the
+    memory limits, or ``None`` when none does. Every grid gives a valid upper bound on ε
+    ([DGKKM22] Theorem 3.4), so choosing it is only a matter of tightness versus cost. Arguments
+    must already be validated."""
+    for h in (d for d in _AUTO_DISCRETIZATIONS if d >= finest):
+        points = max(
+            s[3] - s[2] + 1 for s in (_grid_span(q, sigma, h, a) for a in _ADJACENCIES)
+        )
+        if points > _AUTO_MAX_GRID:
+            continue
+        try:
+            return max(p.epsilon_for_delta(delta) for p in _composed_plds(q, sigma, steps, h)), h
+        except _GridTooLarge:
+            continue
+    return None
 
 
 def pld_epsilon_subsampled_gaussian(
@@ -363,7 +448,8 @@ def pld_epsilon_subsampled_gaussian(
     -------
     float
         max(ε_remove, ε_add) ≥ 0, with ε_adj = min{ε : δ_adj(ε) ≤ δ} for the composed PLD
-        (``inf`` if no finite ε reaches δ).
+        (a ValueError if no finite ε reaches δ: δ below the truncated mass, about 1e-15, or a
+        composition too long for the grid).
 
     Raises
     ------
@@ -380,7 +466,16 @@ def pld_epsilon_subsampled_gaussian(
     """
     q, sigma, steps, discretization = _check_common(q, sigma, steps, discretization)
     delta = check_delta(delta, "delta", allow_zero=False)
-    return max(p.epsilon_for_delta(delta) for p in _composed_plds(q, sigma, steps, discretization))
+    try:
+        eps = max(p.epsilon_for_delta(delta) for p in _composed_plds(q, sigma, steps, discretization))
+    except _GridTooLarge as exc:
+        raise ValueError(f"steps={steps} at discretization={discretization:g}: {exc}") from None
+    if not math.isfinite(eps):
+        raise ValueError(
+            f"delta={delta:g} is below what PLD accounting can certify for steps={steps} (the "
+            "truncated tails, about 1e-15 of the mass, count as infinite loss); use a larger delta"
+        )
+    return eps
 
 
 def pld_delta_subsampled_gaussian(
@@ -399,4 +494,7 @@ def pld_delta_subsampled_gaussian(
     """
     q, sigma, steps, discretization = _check_common(q, sigma, steps, discretization)
     eps = check_sensitivity(epsilon, "epsilon")  # a finite number >= 0
-    return max(p.delta_for_epsilon(eps) for p in _composed_plds(q, sigma, steps, discretization))
+    try:
+        return max(p.delta_for_epsilon(eps) for p in _composed_plds(q, sigma, steps, discretization))
+    except _GridTooLarge as exc:
+        raise ValueError(f"steps={steps} at discretization={discretization:g}: {exc}") from None

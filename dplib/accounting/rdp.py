@@ -55,13 +55,36 @@ DEFAULT_RDP_ORDERS: tuple[float, ...] = tuple(
 _MAX_SERIES_TERMS = 1000
 
 _CONVERSION_METHODS = ("tight", "classic")
+#: Noise multipliers accepted by the RDP curves: below 1e-100, 1/σ² overflows.
+_SIGMA_MIN = 1e-100
+#: Above this σ the subsampled-Gaussian series is not evaluated (σ² would overflow); the
+#: Gaussian bound α/(2σ²), which it never exceeds, is returned (0 to double precision).
+_SIGMA_SERIES_MAX = 1e100
+#: Largest order of the subsampled Gaussian: an integer order α is a sum of α + 1 terms.
+_MAX_SUBSAMPLED_ORDER = 100_000
 
 
 # --------------------------------------------------------------------------------------------
 # validation helpers
 # --------------------------------------------------------------------------------------------
+def _check_sigma(sigma: Any) -> float:
+    sigma = check_positive(sigma, "sigma")
+    if sigma < _SIGMA_MIN:
+        raise ValueError(
+            f"sigma must be >= {_SIGMA_MIN:g} (below it 1/sigma^2 overflows), got {sigma!r}"
+        )
+    return sigma
+
+
 def _check_orders(orders: Any, *, allow_one: bool = False) -> np.ndarray:
     """Return the orders as a float array; each must be a finite number > 1 (>= 1 if allowed)."""
+    if isinstance(orders, str | bytes) or orders is None:
+        raise TypeError(f"orders must be a number or an array of numbers, got {type(orders).__name__}")
+    raw = np.asarray(orders) if not isinstance(orders, np.ndarray) else orders
+    if raw.dtype.kind not in "biuf":
+        raise TypeError(f"orders must be real numbers, got values of dtype {raw.dtype}")
+    if raw.dtype.kind == "b":
+        raise TypeError("orders must be real numbers, got booleans")
     try:
         arr = np.asarray(orders, dtype=float)
     except (TypeError, ValueError) as exc:
@@ -119,7 +142,15 @@ def rdp_gaussian(sigma: float, orders: ArrayLike, *, sensitivity: float = 1.0) -
     sigma = check_positive(sigma, "sigma")
     sensitivity = check_positive(sensitivity, "sensitivity")
     alphas = _check_orders(orders)
-    rdp = alphas * sensitivity**2 / (2.0 * sigma**2)  # [M17] Proposition 7
+    with np.errstate(over="ignore", under="ignore"):
+        ratio = np.float64(sensitivity) / sigma
+        rdp = alphas * (ratio * ratio) / 2.0  # [M17] Proposition 7
+    if not np.all(np.isfinite(rdp)):
+        raise ValueError(
+            f"the Renyi divergence alpha * sensitivity^2 / (2 sigma^2) exceeds the largest float "
+            f"for sigma={sigma!r}, sensitivity={sensitivity!r} and orders up to "
+            f"{float(alphas.max())!r}: sigma must be larger (or the orders smaller)"
+        )
     return _output(np.asarray(rdp, dtype=float), alphas)
 
 
@@ -243,13 +274,21 @@ def rdp_subsampled_gaussian(q: float, sigma: float, orders: ArrayLike) -> Any:
     0.00218076
     """
     q = check_probability(q, "q")
-    sigma = check_positive(sigma, "sigma")
+    sigma = _check_sigma(sigma)
     alphas = _check_orders(orders)
     flat = alphas.ravel()
+    if flat.max() > _MAX_SUBSAMPLED_ORDER:
+        raise ValueError(
+            f"orders must be <= {_MAX_SUBSAMPLED_ORDER} for the subsampled Gaussian (an integer "
+            f"order alpha is a sum of alpha + 1 terms), got {float(flat.max())!r}"
+        )
     if q == 0.0:
         return _output(np.zeros_like(flat), alphas)
-    if q == 1.0:
-        return _output(flat / (2.0 * sigma**2), alphas)  # [M17] Proposition 7
+    with np.errstate(over="ignore", under="ignore"):
+        inv = 1.0 / np.float64(sigma)
+        gaussian = flat * (inv * inv) / 2.0  # [M17] Proposition 7; finite: σ >= 1e-100, α <= 1e5
+    if q == 1.0 or sigma > _SIGMA_SERIES_MAX:
+        return _output(gaussian, alphas)
 
     log_a = np.empty_like(flat)
     is_int = flat == np.floor(flat)
@@ -257,7 +296,11 @@ def rdp_subsampled_gaussian(q: float, sigma: float, orders: ArrayLike) -> Any:
         log_a[is_int] = _log_a_int(q, sigma, flat[is_int])  # [MTZ19] Section 3.3
     if np.any(~is_int):
         log_a[~is_int] = _log_a_frac(q, sigma, flat[~is_int])  # [MTZ19] Section 3.4
-    return _output(log_a / (flat - 1.0), alphas)
+    rdp = log_a / (flat - 1.0)
+    # Subsampling never costs more than the Gaussian itself (quasi-convexity of the Renyi
+    # divergence), so α/(2σ²) caps the series where it overestimates or does not converge.
+    rdp = np.where(np.isnan(rdp), gaussian, np.clip(rdp, 0.0, gaussian))  # ≥ 0: round-off
+    return _output(rdp, alphas)
 
 
 # --------------------------------------------------------------------------------------------
@@ -322,7 +365,7 @@ def rdp_to_dp(
 
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         if method == "classic":
-            eps = rho + math.log(1 / delta) / (alphas - 1)  # [M17] Proposition 3
+            eps = rho - math.log(delta) / (alphas - 1)  # [M17] Proposition 3
         else:
             # [BBGHS20] Theorem 21:  ε = ρ + log(1 − 1/α) − (log δ + log α)/(α − 1)
             eps = rho + np.log1p(-1 / alphas) - (math.log(delta) + np.log(alphas)) / (alphas - 1)
@@ -368,8 +411,10 @@ def zcdp_to_dp(rho: float, delta: float, *, method: str = "classic") -> float:
     if method not in ("classic", "tight"):
         raise ValueError(f"method must be one of ('classic', 'tight'), got {method!r}")
     rho = check_positive(rho, "rho")
+    if rho > 1e300:
+        raise ValueError(f"rho must be <= 1e300 (epsilon would overflow), got {rho!r}")
     delta = check_delta(delta, "delta", allow_zero=False)
-    classic = rho + 2.0 * math.sqrt(rho * math.log(1 / delta))  # [BS16] Proposition 1.3
+    classic = rho + 2.0 * math.sqrt(rho * -math.log(delta))  # [BS16] Proposition 1.3
     if method == "classic":
         return classic
 
@@ -378,7 +423,7 @@ def zcdp_to_dp(rho: float, delta: float, *, method: str = "classic") -> float:
         return a * rho + math.log1p(-1 / a) - (math.log(delta) + math.log(a)) / (a - 1)
 
     # The minimiser is near α* ≈ 1 + sqrt(log(1/δ)/ρ); search log(α − 1) around it.
-    centre = math.log(math.sqrt(math.log(1 / delta) / rho))
+    centre = math.log(math.sqrt(-math.log(delta) / rho))
     res = optimize.minimize_scalar(eps_of_log_alpha_minus_1, bounds=(centre - 15, centre + 15),
                                    method="bounded", options={"xatol": 1e-10})
     return max(0.0, min(float(res.fun), classic))

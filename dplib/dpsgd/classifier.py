@@ -40,8 +40,7 @@ from dplib._validation import (
     check_delta,
     check_epsilon,
     check_integer,
-    check_positive,
-    check_sensitivity,
+    check_real,
 )
 from dplib.accounting.dpsgd import ACCOUNTANTS, dpsgd_epsilon, noise_multiplier_for
 from dplib.dpsgd.gradients import (
@@ -63,6 +62,11 @@ _BETA1, _BETA2, _ADAM_EPS = 0.9, 0.999, 1e-8
 
 #: L2 norm given to every row by :func:`normalize_rows`.
 ROW_NORM = 4.0
+
+
+#: Largest max_grad_norm, learning_rate and noise_multiplier accepted: with larger ones the
+#: noise (σ·C) or Adam's second moment (its square) overflows and the weights become NaN.
+_MAX_FINITE_SCALE = 1e50
 
 
 def normalize_rows(X: Any, norm: float = ROW_NORM) -> np.ndarray:
@@ -94,13 +98,15 @@ class DPSGDClassifier(ClassifierProtocol):
         Hidden-layer activation (tanh's bounded outputs keep gradients small; Papernot et al.
         2021, "Tempered sigmoid activations for deep learning with differential privacy").
     max_grad_norm : float, default 1.0
-        Clipping norm C > 0 of each example's gradient (over all parameters jointly).
+        Clipping norm C > 0 of each example's gradient (over all parameters jointly), at most
+        1e50 (larger ones overflow the noise and Adam's moments).
     batch_size : int, default 256
         Expected batch size B, 1 ≤ B ≤ n; each example joins each batch with probability B / n.
     epochs : int, default 40
         Passes over the data in expectation; the number of steps is round(epochs · n / B).
     learning_rate : float, default 0.03
-        Adam's step size.
+        Adam's step size, in (0, 1e50]; ``fit`` raises a ValueError if training diverges to
+        non-finite weights.
     normalize : bool, default True
         Apply :func:`normalize_rows` to ``X`` in ``fit`` and ``predict`` (a per-example
         transformation, free of privacy cost). Meant for features in common units such as pixel
@@ -209,9 +215,11 @@ class DPSGDClassifier(ClassifierProtocol):
             "delta": check_delta(self.delta, allow_zero=False),
             "hidden": _check_hidden(self.hidden_layer_sizes),
             "activation": _check_activation(self.activation),
-            "max_grad_norm": check_positive(self.max_grad_norm, "max_grad_norm"),
+            "max_grad_norm": check_real(self.max_grad_norm, "max_grad_norm", minimum=0.0,
+                                        open_minimum=True, maximum=_MAX_FINITE_SCALE),
             "epochs": check_integer(self.epochs, "epochs", minimum=1),
-            "learning_rate": check_positive(self.learning_rate, "learning_rate"),
+            "learning_rate": check_real(self.learning_rate, "learning_rate", minimum=0.0,
+                                        open_minimum=True, maximum=_MAX_FINITE_SCALE),
         }
         batch_size = check_integer(self.batch_size, "batch_size", minimum=1)
         if not isinstance(self.accountant, str) or self.accountant not in ACCOUNTANTS:
@@ -220,7 +228,8 @@ class DPSGDClassifier(ClassifierProtocol):
             if not isinstance(getattr(self, flag), bool | np.bool_):
                 raise TypeError(f"{flag} must be True or False, got {type(getattr(self, flag)).__name__}")
         if self.noise_multiplier is not None:
-            out["sigma"] = check_sensitivity(self.noise_multiplier, "noise_multiplier")
+            out["sigma"] = check_real(self.noise_multiplier, "noise_multiplier", minimum=0.0,
+                                      maximum=_MAX_FINITE_SCALE)
         X = check_data(X, "X")
         if X.ndim != 2:
             raise ValueError(f"X must be a 2-d array (n_samples, n_features), got shape {X.shape}")
@@ -343,6 +352,11 @@ class DPSGDClassifier(ClassifierProtocol):
                         flush=True,
                     )
 
+        if not all(np.all(np.isfinite(p)) for p in params):
+            raise ValueError(
+                f"training diverged to non-finite weights with learning_rate={lr!r}, "
+                f"max_grad_norm={clip!r}, noise_multiplier={sigma!r}: use a smaller learning_rate"
+            )
         self.classes_ = classes
         self.n_features_in_ = X_train.shape[1]
         self.coefs_ = params[0::2]

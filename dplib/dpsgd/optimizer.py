@@ -41,6 +41,11 @@ from dplib.dpsgd.clipping import PerExampleGrads, _as_blocks, _clip_blocks
 __all__ = ["poisson_sample", "noisy_gradient", "privatize_gradient_sum"]
 
 
+#: Largest dataset poisson_sample draws a mask for (100 MB of booleans).
+_MAX_POISSON_N = 10**8
+_CHUNK = 2**20
+
+
 def poisson_sample(n: int, sampling_rate: float, *, rng: Any = None) -> np.ndarray:
     """Poisson sampling: a boolean mask in which each of ``n`` examples is ``True`` w.p. q.
 
@@ -62,7 +67,7 @@ def poisson_sample(n: int, sampling_rate: float, *, rng: Any = None) -> np.ndarr
     Raises
     ------
     ValueError
-        If ``n`` < 1 or ``sampling_rate`` is outside (0, 1].
+        If ``n`` < 1 or > 10⁸, or ``sampling_rate`` is outside (0, 1].
     TypeError
         If ``n`` is not an integer.
 
@@ -79,9 +84,17 @@ def poisson_sample(n: int, sampling_rate: float, *, rng: Any = None) -> np.ndarr
     (dtype('bool'), (1000,))
     """
     n = check_integer(n, "n", minimum=1)
+    if n > _MAX_POISSON_N:
+        raise ValueError(
+            f"n must be <= {_MAX_POISSON_N} (the mask holds one byte per example), got {n}"
+        )
     q = check_probability(sampling_rate, "sampling_rate", low_open=True)
     gen = as_generator(rng)
-    return gen.random(n) < q
+    mask = np.empty(n, dtype=bool)
+    for start in range(0, n, _CHUNK):  # same stream as gen.random(n), without n doubles at once
+        stop = min(n, start + _CHUNK)
+        mask[start:stop] = gen.random(stop - start) < q
+    return mask
 
 
 def noisy_gradient(
@@ -182,6 +195,11 @@ def privatize_gradient_sum(
     max_norm = check_positive(max_norm, "max_norm")
     sigma = check_sensitivity(noise_multiplier, "noise_multiplier")
     divisor = check_positive(expected_batch_size, "expected_batch_size")
+    if sigma * max_norm > 1e150:
+        raise ValueError(
+            "noise_multiplier * max_norm (the noise standard deviation) must be <= 1e150, got "
+            f"noise_multiplier={noise_multiplier!r}, max_norm={max_norm!r}"
+        )
     single = isinstance(clipped_sum, np.ndarray)
     blocks = [np.asarray(b, dtype=float) for b in ([clipped_sum] if single else clipped_sum)]
     gen = as_generator(rng)

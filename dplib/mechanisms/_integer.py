@@ -6,11 +6,12 @@ beyond :data:`MAX_SCALE`; integral floats such as ``3.0`` are accepted as intege
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
-from dplib._validation import check_positive, check_sensitivity
+from dplib._validation import check_positive, check_sensitivity, check_size
 
 __all__ = ["MAX_SCALE"]
 
@@ -21,7 +22,23 @@ MAX_SCALE = 2.0**40
 _MAX_INT = 2**53
 
 
+#: Largest number of draws per call of a sampler (the output alone is 8 bytes a draw; the
+#: discrete Gaussian's rejection step needs a few times more). Draw in several calls for more.
+MAX_DRAWS = 2**27
+
+
 # --------------------------------------------------------------------------- validation helpers
+
+
+def _check_draws(size: Any) -> tuple[int, ...] | None:
+    """``size`` as a shape (``None`` stays ``None``) with at most :data:`MAX_DRAWS` entries."""
+    shape = check_size(size)
+    if shape is not None and math.prod(shape) > MAX_DRAWS:
+        raise ValueError(
+            f"size must ask for at most 2**27 = {MAX_DRAWS} draws per call (draw in several "
+            f"calls for more), got {size!r}"
+        )
+    return shape
 
 
 def _check_scale(value: Any, name: str) -> float:

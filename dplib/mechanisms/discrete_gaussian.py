@@ -20,9 +20,10 @@ from typing import Any
 import numpy as np
 from scipy import optimize, special
 
-from dplib._validation import as_generator, check_delta, check_epsilon, check_size
+from dplib._validation import as_generator, check_delta, check_epsilon
 from dplib.mechanisms._integer import (
     MAX_SCALE,
+    _check_draws,
     _check_integer_sensitivity,
     _check_integer_values,
     _check_scale,
@@ -42,6 +43,15 @@ __all__ = [
 # --------------------------------------------------------------------------- sampler
 
 
+def _half_square(x: np.ndarray, sigma: float) -> np.ndarray:
+    """``-x² / (2 sigma²)``, also when ``sigma²`` underflows (then ``-(x / sigma)² / 2``: no 0/0)."""
+    if sigma >= 1e-150:  # sigma² is a normal double: the usual form, one rounding fewer
+        return -(x * x) / (2.0 * sigma * sigma)
+    with np.errstate(over="ignore"):
+        z = x / sigma
+        return -0.5 * z * z
+
+
 def _log_normalizer(sigma: float) -> float:
     """``log Z`` with ``Z = sum over all integers x of exp(-x² / (2 sigma²))``."""
     if sigma >= 1.0:
@@ -51,8 +61,8 @@ def _log_normalizer(sigma: float) -> float:
         correction = 2.0 * np.exp(-2.0 * math.pi**2 * sigma**2 * k * k).sum()
         return math.log(sigma) + 0.5 * math.log(2.0 * math.pi) + math.log1p(correction)
     # Direct sum: exp(-x²/(2 sigma²)) < 1e-300 beyond |x| = 38 sigma, i.e. beyond 38 here.
-    x = np.arange(1, 40, dtype=np.float64)
-    return math.log1p(2.0 * np.exp(-(x * x) / (2.0 * sigma * sigma)).sum())
+    # (x / sigma)² rather than x² / sigma²: sigma² underflows to 0 for sigma < 1e-162.
+    return math.log1p(2.0 * np.exp(_half_square(np.arange(1, 40, dtype=np.float64), sigma)).sum())
 
 
 def _discrete_gaussian(sigma: float, count: int, generator: np.random.Generator) -> np.ndarray:
@@ -65,19 +75,33 @@ def _discrete_gaussian(sigma: float, count: int, generator: np.random.Generator)
     )
     out = np.empty(count, dtype=np.int64)
     filled = 0
-    while filled < count:
+    # Each batch holds its expected need plus 6 standard deviations, so it falls short with
+    # probability below 1e-9 and then the shortfall is small: the loop ends after one or two
+    # batches. The cap only makes the iteration count bounded by construction.
+    for _ in range(_MAX_BATCHES):
+        if filled >= count:
+            return out
         need = count - filled
         expected = need / accept
         batch = int(expected + 6.0 * math.sqrt(expected)) + 16
         proposal = _discrete_laplace(float(t), (batch,), generator)  # Algorithm 3, line 3
         # Accept with probability exp(-(|Y| - sigma²/t)² / (2 sigma²)) (Algorithm 3, line 4),
         # written as exp(-z²/2) with z = |Y|/sigma - sigma/t so that tiny sigma cannot give 0/0.
-        z = np.abs(proposal) / sigma - sigma / t
-        kept = proposal[generator.random(batch) < np.exp(-0.5 * z * z)]
+        with np.errstate(over="ignore"):  # z = inf (acceptance 0) for tiny sigma and Y != 0
+            z = np.abs(proposal) / sigma - sigma / t
+            kept = proposal[generator.random(batch) < np.exp(-0.5 * z * z)]
         take = min(kept.size, need)
         out[filled : filled + take] = kept[:take]
         filled += take
-    return out
+    if filled >= count:
+        return out
+    raise RuntimeError(  # pragma: no cover - probability far below 1e-9 ** 1000
+        f"the discrete Gaussian rejection sampler fell short after {_MAX_BATCHES} batches"
+    )
+
+
+#: Cap on the sampler's batches (see :func:`_discrete_gaussian`).
+_MAX_BATCHES = 1000
 
 
 def sample_discrete_gaussian(
@@ -91,7 +115,8 @@ def sample_discrete_gaussian(
         The scale parameter ``sigma``, a finite number in (0, 2**40]. The variance of the
         discrete Gaussian is slightly below ``sigma**2`` (CKS20 show that it is < sigma**2).
     size : None, int or tuple of int, optional
-        Output shape; ``None`` (the default) returns one Python int.
+        Output shape; ``None`` (the default) returns one Python int. At most 2**27 draws per
+        call (``ValueError`` beyond).
     rng : None, int or numpy.random.Generator, optional
         Source of randomness, normalised by :func:`dplib._validation.as_generator`.
 
@@ -129,7 +154,7 @@ def sample_discrete_gaussian(
     ((2, 5), dtype('int64'))
     """
     sigma = _check_scale(sigma, "sigma")
-    shape = check_size(size)
+    shape = _check_draws(size)
     generator = as_generator(rng)
     shape_ = () if shape is None else shape
     out = _discrete_gaussian(sigma, math.prod(shape_), generator).reshape(shape_)
@@ -172,7 +197,7 @@ def discrete_gaussian_pmf(x: Any, sigma: float) -> Any:
     """
     sigma = _check_scale(sigma, "sigma")
     k = _check_integer_values(x, "x").astype(np.float64)
-    out = np.exp(-(k * k) / (2.0 * sigma * sigma) - _log_normalizer(sigma))
+    out = np.exp(_half_square(k, sigma) - _log_normalizer(sigma))
     return float(out) if out.ndim == 0 else out
 
 
@@ -225,6 +250,11 @@ def discrete_gaussian_delta(sigma: float, sensitivity: Any, epsilon: float) -> f
 
 
 def _delta(sigma: float, sens: int, epsilon: float) -> float:
+    # CKS20, Theorem 7: delta <= P[Y > c]. Beyond c = 40 sigma that tail is below
+    # exp(-800 + 1) < 5e-324, so delta is 0 in double precision (this also covers c = inf).
+    c = epsilon * sigma / sens * sigma - sens / 2.0
+    if not c <= 40.0 * sigma + 1.0:
+        return 0.0
     # The direct sum needs about min(40 Delta/eps, 9 sigma) + Delta terms; when that is large,
     # sigma is large and eps/Delta small, exactly where Euler-Maclaurin converges fastest.
     if sigma >= 1000.0 and min(40.0 * sens / epsilon, 9.0 * sigma) + sens > 2e5:
@@ -233,27 +263,36 @@ def _delta(sigma: float, sens: int, epsilon: float) -> float:
 
 
 def _delta_direct(sigma: float, sens: int, epsilon: float) -> float:
-    two_var = 2.0 * sigma * sigma
+    """CKS20 Theorem 7 as a direct sum over the lattice points above the threshold.
+
+    Only called with ``c <= 40 sigma + 1`` (see :func:`_delta`). Terms with ``|y| > 40 sigma``
+    underflow to 0, so the sum starts at ``max(floor(c) + 1, -ceil(40 sigma) - 1)`` and the
+    stopping test is met at the latest once ``y > 40 sigma + 1`` (the rest is then 0): the number
+    of terms is at most ``80 sigma + 4`` plus one chunk, bounded by construction.
+    """
     log_z = _log_normalizer(sigma)
-    c = epsilon * sigma * sigma / sens - sens / 2.0  # CKS20, Theorem 7: the tail threshold
-    start = math.floor(c) + 1  # smallest integer > c
+    c = epsilon * sigma / sens * sigma - sens / 2.0  # CKS20, Theorem 7: the tail threshold
+    start = max(math.floor(c) + 1, -math.ceil(40.0 * sigma) - 1)  # smallest integer > c
     total = 0.0
     chunk = 1024
-    while True:
-        y = np.arange(start, start + chunk, dtype=np.float64)
-        p = np.exp(-(y * y) / two_var - log_z)
-        loss = sens * (2.0 * y + sens) / two_var  # L(y) = ln p(y)/p(y + Delta) > epsilon for y > c
-        total += float(np.sum(p * -np.expm1(epsilon - loss)))
-        last = y[-1]
-        if last >= 0:
-            nxt = last + 1.0
-            rest = math.exp(-(nxt * nxt) / two_var - log_z) / -math.expm1(
-                -(2.0 * last + 1.0) / two_var
-            )
-            if rest <= 1e-17 * total:
-                return total
-        start += chunk
-        chunk *= 2
+    with np.errstate(over="ignore", divide="ignore"):
+        while True:
+            y = np.arange(start, start + chunk, dtype=np.float64)
+            z = y / sigma
+            p = np.exp(-0.5 * z * z - log_z)
+            # L(y) = ln p(y)/p(y + Delta) = Delta (2y + Delta) / (2 sigma²) > epsilon for y > c,
+            # written so that sigma² cannot underflow.
+            loss = 0.5 * (sens / sigma) * ((2.0 * y + sens) / sigma)
+            total += float(np.sum(p * -np.expm1(epsilon - loss)))
+            last = y[-1]
+            if last >= 0:
+                nxt = (last + 1.0) / sigma
+                decay = -math.expm1(-0.5 * ((2.0 * last + 1.0) / sigma) / sigma)
+                rest = math.exp(-0.5 * nxt * nxt - log_z) / decay
+                if rest <= 1e-17 * total or last > 40.0 * sigma + 1.0:
+                    return min(total, 1.0)  # rounding may push a sum of ~1 one ulp above 1
+            start += chunk
+            chunk = min(2 * chunk, 1 << 20)
 
 
 #: B_2k / (2k)! for k = 1..4 (Bernoulli numbers 1/6, -1/30, 1/42, -1/30).
@@ -288,10 +327,16 @@ def _delta_euler_maclaurin(sigma: float, sens: int, epsilon: float) -> float:
             if u >= 0
             else float(special.ndtr(u + h) - special.ndtr(u))
         )
-    total = near - math.expm1(epsilon) * float(special.ndtr(-(u + h)))
+    far = float(special.ndtr(-(u + h)))
+    if epsilon < 1.0:
+        total = near - math.expm1(epsilon) * far
+    else:  # e^eps P[Y > a + Delta] in log space: e^eps alone overflows for eps > 709
+        total = near - (math.exp(epsilon + float(special.log_ndtr(-(u + h)))) - far)
 
     p_a = math.exp(-0.5 * u * u) * norm
-    p_b = math.exp(-0.5 * (u + h) ** 2) * norm
+    # e^eps p(a + Delta), <= p(a + Delta) e^(eps - (u + h)²/2) with (u + h)²/2 >= 2 eps (AM-GM
+    # on u + h >= eps sigma / Delta + Delta / (2 sigma)), so the exponent is <= 0.
+    e_p_b = math.exp(epsilon - 0.5 * (u + h) ** 2) * norm
     loss = sens * (2.0 * a + sens) / (2.0 * sigma * sigma)
     total += 0.5 * p_a * -math.expm1(epsilon - loss)  # g(a) / 2 without cancellation
     for k, coeff in enumerate(_EM_COEFFS, start=1):
@@ -299,7 +344,7 @@ def _delta_euler_maclaurin(sigma: float, sens: int, epsilon: float) -> float:
         scale = (-1.0 / sigma) ** n
         deriv = scale * (
             float(special.eval_hermitenorm(n, u)) * p_a
-            - math.exp(epsilon) * float(special.eval_hermitenorm(n, u + h)) * p_b
+            - float(special.eval_hermitenorm(n, u + h)) * e_p_b
         )
         total -= coeff * deriv
     return max(0.0, total)
@@ -313,7 +358,8 @@ def discrete_gaussian_sigma(sensitivity: Any, epsilon: float, delta: float) -> f
     sensitivity : int
         Integer sensitivity ``Delta >= 1`` of the (scalar) query.
     epsilon : float
-        Privacy loss, finite and > 0.
+        Privacy loss, finite, > 0 and <= 1e100 (beyond, sigma ~ Delta / sqrt(2 eps) would be
+        below 1e-50 Delta and the threshold ``eps sigma² / Delta`` would lose its precision).
     delta : float
         Target delta in (0, 1).
 
@@ -361,14 +407,24 @@ def discrete_gaussian_sigma(sensitivity: Any, epsilon: float, delta: float) -> f
     """
     sens = _check_integer_sensitivity(sensitivity)
     epsilon = check_epsilon(epsilon)
+    if epsilon > _MAX_SIGMA_EPSILON:
+        raise ValueError(
+            f"epsilon must be <= 1e100 to calibrate the discrete Gaussian (sigma would be below "
+            f"1e-50 times the sensitivity, where its square loses precision), got {epsilon!r}"
+        )
     target = check_delta(delta, allow_zero=False)
 
     def excess(sigma: float) -> float:
         return _delta(sigma, sens, epsilon) - target
 
-    guess = sens * max(1.0, math.sqrt(2.0 * math.log(1.25 / target))) / epsilon
-    hi = min(guess, MAX_SCALE)
-    while excess(hi) > 0:
+    # Bracket the first crossing. Each loop halves or doubles within [2**-1100, 2**40], so it
+    # ends after at most 1140 steps.
+    log_guess = math.log(sens) + 0.5 * math.log(max(1.0, 2.0 * (math.log(1.25) - math.log(target))))
+    hi = min(math.exp(min(log_guess - math.log(epsilon), 27.8)), MAX_SCALE)
+    hi = max(hi, _MIN_SIGMA)
+    for _ in range(1200):
+        if excess(hi) <= 0:
+            break
         if hi >= MAX_SCALE:
             raise ValueError(
                 f"no sigma <= 2**40 makes the discrete Gaussian ({epsilon!r}, {target!r})-DP for "
@@ -376,8 +432,14 @@ def discrete_gaussian_sigma(sensitivity: Any, epsilon: float, delta: float) -> f
             )
         hi = min(2.0 * hi, MAX_SCALE)
     lo = hi / 2.0
-    while excess(lo) <= 0:
+    for _ in range(1200):
+        if lo < _MIN_SIGMA or excess(lo) > 0:
+            break
         hi, lo = lo, lo / 2.0
+    if lo < _MIN_SIGMA:  # pragma: no cover - delta(1e-300) is about 1 for epsilon <= 1e100
+        raise ValueError(
+            f"delta must be below the discrete Gaussian's delta at sigma = 1e-300, got {target!r}"
+        )
     sigma = _brent(excess, lo, hi)
 
     # Walk the teeth (intervals where floor(c) is constant) that follow the root and move to
@@ -415,6 +477,13 @@ def discrete_gaussian_sigma(sensitivity: Any, epsilon: float, delta: float) -> f
         f"could not calibrate the discrete Gaussian to ({epsilon!r}, {target!r})-DP for "
         f"sensitivity {sens} with sigma <= 2**40; increase epsilon or delta"
     )
+
+
+#: discrete_gaussian_sigma refuses epsilon above this: sigma ~ Delta / sqrt(2 epsilon) would be
+#: below 1e-50 Delta, and sigma² (which the threshold eps sigma² / Delta needs) would lose precision.
+_MAX_SIGMA_EPSILON = 1e100
+#: Smallest sigma the calibration brackets with.
+_MIN_SIGMA = 1e-300
 
 
 def _brent(func: Any, lo: float, hi: float) -> float:

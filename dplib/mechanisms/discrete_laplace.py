@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from dplib._validation import as_generator, check_epsilon, check_size
+from dplib._validation import as_generator, check_epsilon
 from dplib.mechanisms._integer import (
+    _check_draws,
     _check_integer_sensitivity,
     _check_integer_values,
     _check_scale,
@@ -58,7 +59,8 @@ def sample_discrete_laplace(
     scale : float
         The scale ``s``, a finite number in (0, 2**40]. It need not be an integer.
     size : None, int or tuple of int, optional
-        Output shape; ``None`` (the default) returns one Python int.
+        Output shape; ``None`` (the default) returns one Python int. At most 2**27 draws per
+        call (``ValueError`` beyond).
     rng : None, int or numpy.random.Generator, optional
         Source of randomness, normalised by :func:`dplib._validation.as_generator`.
 
@@ -94,7 +96,7 @@ def sample_discrete_laplace(
     dtype('int64')
     """
     scale = _check_scale(scale, "scale")
-    shape = check_size(size)
+    shape = _check_draws(size)
     generator = as_generator(rng)
     out = _discrete_laplace(scale, () if shape is None else shape, generator)
     return int(out) if shape is None else out
@@ -137,7 +139,8 @@ def discrete_laplace_pmf(x: Any, scale: float) -> Any:
     """
     scale = _check_scale(scale, "scale")
     k = _check_integer_values(x, "x").astype(np.float64)
-    out = math.tanh(0.5 / scale) * np.exp(-np.abs(k) / scale)
+    with np.errstate(over="ignore"):  # |k| / scale = inf for tiny scale: the mass is then 0
+        out = math.tanh(0.5 / scale) * np.exp(-np.abs(k) / scale)
     return float(out) if out.ndim == 0 else out
 
 

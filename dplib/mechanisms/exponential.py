@@ -27,6 +27,7 @@ from scipy.special import softmax
 
 from dplib._validation import (
     as_generator,
+    check_bool,
     check_epsilon,
     check_integer,
     check_scores,
@@ -72,16 +73,23 @@ def _check_selection(
     return arr, delta_u, eps
 
 
+#: Largest number of selections per call (each is an int64; report_noisy_max works in blocks).
+_MAX_SELECTIONS = 2**27
+
+
 def _check_size(size: Any) -> int | None:
     if size is None:
         return None
-    return check_integer(size, "size", minimum=1)
+    n = check_integer(size, "size", minimum=1)
+    if n > _MAX_SELECTIONS:
+        raise ValueError(
+            f"size must be at most 2**27 = {_MAX_SELECTIONS} selections per call, got {size!r}"
+        )
+    return n
 
 
 def _check_bool(value: Any, name: str) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
-    return bool(value)
+    return check_bool(value, name)
 
 
 def _shifted(scores: np.ndarray) -> np.ndarray:

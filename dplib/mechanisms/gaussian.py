@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 from scipy.optimize import brentq
-from scipy.special import log_ndtr
+from scipy.special import erfcx, log_ndtr
 
 from dplib._validation import (
     as_generator,
@@ -45,8 +45,11 @@ _METHODS = ("analytic", "classic")
 # divided by its bracket), so an absolute tolerance near machine precision is attainable.
 _XTOL = 1e-15
 _RTOL = 4 * np.finfo(float).eps
-# gaussian_epsilon returns inf rather than look for an epsilon above this.
+# gaussian_epsilon refuses (ValueError) rather than look for an epsilon above this.
 _MAX_FLOAT_EPSILON = 1e300
+# gaussian_sigma refuses a sigma / sensitivity below exp(_MIN_LOG_RATIO) ~ 1e-300 (epsilon of
+# order 1e300), where the ratio would lose its precision in the subnormal range.
+_MIN_LOG_RATIO = -690.0
 
 
 def _log_delta(ratio: float, epsilon: float) -> float:
@@ -65,7 +68,16 @@ def _log_delta(ratio: float, epsilon: float) -> float:
     a = 0.5 / ratio - epsilon * ratio
     b = -0.5 / ratio - epsilon * ratio
     log_phi_a = float(log_ndtr(a))
-    log_ratio = epsilon + float(log_ndtr(b)) - log_phi_a  # log(e^eps Phi(b) / Phi(a)) < 0
+    if log_phi_a == -math.inf:  # delta <= Phi(a), which underflows (a ~ -38 or below)
+        return -math.inf
+    # log(e^eps Phi(b)) = eps - b²/2 + log(Phi(b) e^(b²/2)) = -a²/2 + log(erfcx(-b/sqrt 2) / 2),
+    # because b² - a² = 2 eps exactly. Written so, it never subtracts the two huge numbers eps
+    # and b²/2 (eps + log_ndtr(b) loses everything for eps ~ 1e20: issue 9).
+    scaled_tail = float(erfcx(-b / math.sqrt(2.0)))  # in (0, 1]; 0 only for b = -inf
+    if scaled_tail == 0.0 or math.isinf(a):  # e^eps Phi(b) underflows: delta = Phi(a)
+        return log_phi_a
+    log_e_phi_b = -0.5 * a * a + math.log(0.5 * scaled_tail)
+    log_ratio = log_e_phi_b - log_phi_a  # log(e^eps Phi(b) / Phi(a)) < 0
     if log_ratio >= 0.0:  # only through rounding, when delta is ~1e-16 of Phi(a) or less
         return -math.inf
     return log_phi_a + math.log1p(-math.exp(log_ratio))
@@ -82,6 +94,25 @@ def _check_gaussian_delta(delta: Any) -> float:
                 "use the Laplace mechanism for pure epsilon-DP"
             ) from None
         raise
+
+
+def _safe_side(too_small: Any, x: float) -> float:
+    """Step ``x`` up until ``too_small(x)`` is false, in at most 64 doubling steps.
+
+    The root finders land within a few ulps of the crossing; rounding in ``exp`` may leave the
+    root one ulp on the wrong side. Steps start at one ulp and double, so the loop is bounded
+    (after 64 steps ``x`` has grown by far more than any rounding error) and overshoots by at
+    most the last step.
+    """
+    step = _RTOL
+    for _ in range(64):
+        if not too_small(x):
+            return x
+        x = math.nextafter(x, math.inf) * (1.0 + step)
+        step *= 2.0
+    raise ValueError(  # pragma: no cover - unreachable: the last step multiplies x by 2**50
+        f"could not place the calibrated value {x!r} on the private side"
+    )
 
 
 def _finite_sigma(sigma: float, epsilon: float, delta: float) -> float:
@@ -168,8 +199,7 @@ def gaussian_epsilon(sigma: float, sensitivity: float, delta: float) -> float:
     float
         The smallest ``epsilon >= 0`` with ``gaussian_delta(sigma, sensitivity, epsilon) <=
         delta``: 0 when the mechanism is already ``(0, delta)``-DP (in particular when
-        ``sensitivity`` is 0); ``inf`` when no epsilon below 1e300 is enough (``sigma`` is
-        negligible next to ``sensitivity``).
+        ``sensitivity`` is 0).
 
     Raises
     ------
@@ -177,7 +207,8 @@ def gaussian_epsilon(sigma: float, sensitivity: float, delta: float) -> float:
         If an argument is not a real number.
     ValueError
         If ``sigma <= 0``, ``sensitivity < 0``, or ``delta`` is not in (0, 1) (no finite
-        epsilon achieves ``delta = 0``).
+        epsilon achieves ``delta = 0``), or if no epsilon below 1e300 is enough (``sigma`` is
+        negligible next to ``sensitivity``; this used to return ``inf``).
 
     Notes
     -----
@@ -209,15 +240,18 @@ def gaussian_epsilon(sigma: float, sensitivity: float, delta: float) -> float:
     if excess(0.0) <= 0:
         return 0.0  # already (0, delta)-DP
     hi = 1.0
-    while excess(hi) > 0:
+    for _ in range(1000):  # hi = 2**k reaches _MAX_FLOAT_EPSILON after 997 doublings
+        if excess(hi) <= 0:
+            break
         hi *= 2.0
         if hi > _MAX_FLOAT_EPSILON:
-            return math.inf  # sigma is negligible next to the sensitivity
+            raise ValueError(
+                f"sigma / sensitivity must be large enough for some epsilon <= 1e300 to reach "
+                f"delta={delta!r}, got sigma={sigma!r} and sensitivity={sensitivity!r} "
+                "(the noise is negligible next to the sensitivity)"
+            )
     eps = brentq(excess, 0.0, hi, xtol=_XTOL * hi, rtol=_RTOL)
-    # Return the root on the safe side: delta(eps) <= delta, as gaussian_delta computes it.
-    while math.exp(_log_delta(ratio, eps)) > delta:
-        eps = math.nextafter(eps, math.inf) * (1 + _RTOL)
-    return float(eps)
+    return float(_safe_side(lambda e: math.exp(_log_delta(ratio, e)) > delta, eps))
 
 
 def gaussian_sigma(
@@ -317,18 +351,36 @@ def gaussian_sigma(
         return _log_delta(ratio, epsilon) - log_target
 
     # Bracket around the classic-like guess sqrt(2 ln(1.25/delta)) / epsilon.
-    guess = 0.5 * math.log(2.0 * math.log(1.25 / delta)) - math.log(epsilon)
-    lo, hi = guess - 1.0, guess + 1.0
-    while excess(lo) <= 0:
-        lo -= 2.0 * (hi - lo)
-    while excess(hi) > 0:
-        hi += 2.0 * (hi - lo)
+    # log(1.25) - log(delta) rather than log(1.25 / delta), which overflows for subnormal delta.
+    guess = 0.5 * math.log(2.0 * (math.log(1.25) - math.log(delta))) - math.log(epsilon)
+    guess = min(guess, 700.0)
+    # t = log(sigma / Delta) is searched in [_MIN_LOG_RATIO, 709]: the bracket is clipped there,
+    # so each expansion loop ends after a few dozen steps.
+    lo = max(guess - 1.0, _MIN_LOG_RATIO)
+    hi = min(max(guess + 1.0, lo + 1.0), 709.0)
+    for _ in range(64):
+        if excess(lo) > 0 or lo == _MIN_LOG_RATIO:
+            break
+        lo = max(lo - 2.0 * (hi - lo), _MIN_LOG_RATIO)
+    if excess(lo) <= 0:
+        raise ValueError(
+            f"epsilon must be small enough that sigma / sensitivity >= 1e-300, got "
+            f"epsilon={epsilon!r} with delta={delta!r}; the Gaussian mechanism needs "
+            "(almost) no noise there"
+        )
+    for _ in range(64):
+        if excess(hi) <= 0:
+            break
+        hi = min(hi + 2.0 * (hi - lo), 709.0)
+    if excess(hi) > 0:  # pragma: no cover - delta(sigma) at sigma = e^709 Delta is ~0
+        raise ValueError(f"sigma overflows a float for epsilon={epsilon!r}, delta={delta!r}")
     t = brentq(excess, lo, hi, xtol=_XTOL, rtol=_RTOL)
     sigma = _finite_sigma(math.exp(min(t, 709.0)) * sensitivity, epsilon, delta)
     # Return the root on the safe side: delta(sigma) <= delta, as gaussian_delta computes it.
-    while math.exp(_log_delta(sigma / sensitivity, epsilon)) > delta:
-        sigma = math.nextafter(sigma, math.inf) * (1 + _RTOL)
-    return sigma
+    sigma = _safe_side(
+        lambda s: math.exp(_log_delta(s / sensitivity, epsilon)) > delta, sigma
+    )
+    return _finite_sigma(sigma, epsilon, delta)
 
 
 def gaussian_mechanism(

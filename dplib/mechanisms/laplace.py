@@ -18,6 +18,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from dplib._validation import (
     as_generator,
     check_data,
@@ -30,8 +32,26 @@ __all__ = ["laplace_scale", "laplace_mechanism", "laplace_tail_bound"]
 
 
 def laplace_scale(sensitivity: float, epsilon: float) -> float:
-    """Scale ``b = Delta_1 / epsilon`` of the Laplace noise that makes a query epsilon-DP."""
-    return check_sensitivity(sensitivity) / check_epsilon(epsilon)
+    """Scale ``b = Delta_1 / epsilon`` of the Laplace noise that makes a query epsilon-DP.
+
+    Raises
+    ------
+    TypeError
+        If an argument is not a real number.
+    ValueError
+        If ``sensitivity`` is not a finite number >= 0, ``epsilon`` not a finite number > 0, or
+        the quotient is not a finite positive float (``1 / 5e-324`` overflows to inf; a positive
+        sensitivity whose quotient underflows to 0 would add no noise at all).
+    """
+    delta_1 = check_sensitivity(sensitivity)
+    eps = check_epsilon(epsilon)
+    scale = delta_1 / eps
+    if not math.isfinite(scale) or (delta_1 > 0 and scale == 0.0):
+        raise ValueError(
+            "sensitivity / epsilon must be a finite positive float (the Laplace scale), got "
+            f"sensitivity={sensitivity!r} and epsilon={epsilon!r}; rescale the query"
+        )
+    return scale
 
 
 def laplace_mechanism(value: Any, sensitivity: float, epsilon: float, *, rng: Any = None) -> Any:
@@ -58,8 +78,12 @@ def laplace_mechanism(value: Any, sensitivity: float, epsilon: float, *, rng: An
     Raises
     ------
     ValueError
-        If epsilon is not a finite number > 0, sensitivity is negative or not finite, or value
-        contains NaN or infinity.
+        If epsilon is not a finite number > 0, sensitivity is negative or not finite,
+        ``sensitivity / epsilon`` is not a finite float, value is empty or contains NaN or
+        infinity, or the noisy value overflows a float.
+    TypeError
+        If value is not numbers (strings, even numeric ones, ``None`` and complex numbers are
+        refused) or another argument is not a real number.
 
     Notes
     -----
@@ -79,10 +103,15 @@ def laplace_mechanism(value: Any, sensitivity: float, epsilon: float, *, rng: An
     >>> isinstance(noisy, float)
     True
     """
-    scale = laplace_scale(sensitivity, epsilon)
     arr = check_data(value, "value")
+    scale = laplace_scale(sensitivity, epsilon)
     generator = as_generator(rng)
     noisy = arr + generator.laplace(0.0, scale, size=arr.shape) if scale > 0 else arr.copy()
+    if not np.all(np.isfinite(noisy)):  # |value| near 1e308 plus the noise
+        raise ValueError(
+            "value + noise overflows a float; value must stay well inside the float range "
+            f"(|value| + 40 * sensitivity / epsilon < 1.8e308), got scale {scale!r}"
+        )
     return float(noisy) if noisy.ndim == 0 else noisy
 
 
@@ -94,4 +123,10 @@ def laplace_tail_bound(sensitivity: float, epsilon: float, beta: float) -> float
     For a vector of ``k`` coordinates, use ``beta / k`` per coordinate (union bound, Theorem 3.8).
     """
     beta = check_probability(beta, "beta", low_open=True, high_open=True)
-    return laplace_scale(sensitivity, epsilon) * math.log(1.0 / beta)
+    bound = laplace_scale(sensitivity, epsilon) * -math.log(beta)  # log(1/beta) without 1/beta
+    if not math.isfinite(bound):
+        raise ValueError(
+            f"the tail bound (sensitivity / epsilon) * ln(1 / beta) overflows a float for "
+            f"sensitivity={sensitivity!r}, epsilon={epsilon!r} and beta={beta!r}"
+        )
+    return bound

@@ -18,7 +18,15 @@ from typing import Any
 
 import numpy as np
 
-from dplib._validation import as_generator, check_data, check_epsilon, check_integer
+from dplib._validation import (
+    as_generator,
+    check_bool,
+    check_data,
+    check_epsilon,
+    check_integer,
+    check_probability,
+    check_real,
+)
 
 __all__ = [
     "rr_truth_probability",
@@ -35,7 +43,10 @@ __all__ = [
 def rr_truth_probability(epsilon: float) -> float:
     """Probability ``p = e^eps / (1 + e^eps)`` that binary randomized response tells the truth.
 
-    Computed as ``1 / (1 + e^-eps)``, which cannot overflow for large epsilon.
+    Computed as ``1 / (1 + e^-eps)``, which cannot overflow for large epsilon. As a double,
+    ``p`` rounds to exactly 1.0 for ``epsilon > 36.7`` and keeps only ``53 - 1.44 epsilon`` bits
+    of ``1 - p`` before that, so the functions of this module that need ``2p - 1`` or ``1 - p``
+    take ``epsilon`` and compute them from it (``2p - 1 = tanh(epsilon / 2)``), not from ``p``.
     """
     epsilon = check_epsilon(epsilon)
     return 1.0 / (1.0 + math.exp(-epsilon))
@@ -50,27 +61,57 @@ def rr_epsilon(truth_probability: float) -> float:
         In (1/2, 1): the probability of reporting the true bit. ``p = 3/4`` (two fair coins)
         gives ``ln 3``.
 
+    Returns
+    -------
+    float
+        ``logit(p) = ln p - ln(1 - p)``, exact for the double ``p`` up to a few ulps.
+
+    Notes
+    -----
+    Honest domain: the result is exact for the ``p`` it is given, but a double ``p`` near 1
+    carries little information about ``epsilon``: ``1 - p ~ e^-epsilon`` is only known to
+    ``2**-53`` absolutely, so ``rr_epsilon(rr_truth_probability(e))`` returns ``e`` only to within
+    about ``2**-53 e^e`` (1e-8 at ``e = 18``, 1e-3 at ``e = 36``), and for ``e > 36.7``
+    :func:`rr_truth_probability` rounds to 1.0, which this function refuses (it would be
+    ``epsilon = inf``). Keep ``epsilon`` itself, not ``p``, when it is large.
+
     References
     ----------
     Dwork & Roth (2014), *The Algorithmic Foundations of Differential Privacy*, Claim 3.5.
     """
-    if isinstance(truth_probability, bool) or not isinstance(
-        truth_probability, (int, float, np.floating)
-    ):
-        raise TypeError(
-            f"truth_probability must be a real number, got {type(truth_probability).__name__}"
-        )
-    p = float(truth_probability)
-    if not (0.5 < p < 1.0):
-        raise ValueError(f"truth_probability must be in (0.5, 1), got {truth_probability!r}")
-    return math.log(p / (1.0 - p))
+    p = check_real(
+        truth_probability, "truth_probability", minimum=0.5, maximum=1.0,
+        open_minimum=True, open_maximum=True,
+    )
+    return math.log(p) - math.log1p(-p)
 
 
-def _as_bits(bits: Any) -> np.ndarray:
-    arr = check_data(bits, "bits")
+def _as_bits(bits: Any, name: str = "bits") -> np.ndarray:
+    arr = check_data(bits, name)
     if not np.all((arr == 0) | (arr == 1)):
-        raise ValueError("bits must contain only 0/1 (or False/True) values")
+        raise ValueError(f"{name} must contain only 0/1 (or False/True) values")
     return arr.astype(np.int8)
+
+
+def _finite(value: Any, what: str, epsilon: float) -> Any:
+    """Return ``value`` if every entry is finite, else refuse ``epsilon`` as too small."""
+    if not np.all(np.isfinite(value)):
+        raise ValueError(
+            f"epsilon is too small for {what} to be representable as a float, got "
+            f"epsilon={epsilon!r}"
+        )
+    return value
+
+
+#: Largest number of categories of k-ary randomized response (the estimates are a length-k array).
+_MAX_K = 2**24
+
+
+def _check_k(k: Any) -> int:
+    out = check_integer(k, "k", minimum=2)
+    if out > _MAX_K:
+        raise ValueError(f"k must be an integer in [2, 2**24 = {_MAX_K}], got {k!r}")
+    return out
 
 
 def randomized_response(bits: Any, epsilon: float, *, rng: Any = None) -> np.ndarray | int:
@@ -119,7 +160,9 @@ def rr_estimate(reports: Any, epsilon: float) -> float:
 
     ``pi_hat = (mean(reports) - (1 - p)) / (2p - 1)`` with ``p = e^eps / (1 + e^eps)``, because
     ``E[report] = (1 - p) + pi (2p - 1)``. The estimate is not clipped to [0, 1]: clipping would
-    bias it.
+    bias it. It is computed as ``1/2 + (mean - 1/2) / tanh(eps / 2)`` (``2p - 1 = tanh(eps/2)``),
+    which does not cancel for small epsilon (``2p - 1`` computed from ``p`` is exactly 0 for
+    ``eps = 1e-17``).
 
     Parameters
     ----------
@@ -133,9 +176,12 @@ def rr_estimate(reports: Any, epsilon: float) -> float:
     float
         The unbiased estimate (may fall slightly outside [0, 1]).
     """
-    arr = _as_bits(reports)
-    p = rr_truth_probability(epsilon)
-    return float((arr.mean() - (1.0 - p)) / (2.0 * p - 1.0))
+    arr = _as_bits(reports, "reports")
+    epsilon = check_epsilon(epsilon)
+    gap = math.tanh(epsilon / 2.0)  # 2p - 1; 0 only when epsilon / 2 underflows
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        estimate = 0.5 + (np.float64(arr.mean()) - 0.5) / np.float64(gap) if gap > 0 else math.inf
+    return float(_finite(estimate, "the estimate", epsilon))
 
 
 def rr_variance(
@@ -164,14 +210,30 @@ def rr_variance(
     epsilon : float
         Privacy loss per respondent, finite and > 0.
     include_sampling : bool, default True
-        Whether the respondents are a random sample of the population.
+        Whether the respondents are a random sample of the population (a bool; 1 or "yes"
+        are refused).
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range, or epsilon is so small (below about 1e-154) that the
+        variance overflows a float.
+
+    Notes
+    -----
+    The privacy term is computed as ``e^-eps / (n (1 - e^-eps)^2)`` with ``expm1``, which equals
+    ``p (1 - p) / (n (2p - 1)^2)`` and does not cancel for small epsilon.
     """
-    pi = float(proportion)
-    if not (0.0 <= pi <= 1.0):
-        raise ValueError(f"proportion must be in [0, 1], got {proportion!r}")
+    pi = check_probability(proportion, "proportion")
     n = check_integer(n, "n", minimum=1)
-    p = rr_truth_probability(epsilon)
-    privacy_term = p * (1.0 - p) / (n * (2.0 * p - 1.0) ** 2)
+    epsilon = check_epsilon(epsilon)
+    include_sampling = check_bool(include_sampling, "include_sampling")
+    # p (1 - p) / (2p - 1)^2 = 1 / (4 sinh^2(eps / 2)) = e^-eps / (1 - e^-eps)^2, computed with
+    # expm1 so that small epsilon does not cancel (2p - 1 from p loses 27% at eps = 1e-15).
+    gap = -math.expm1(-epsilon)
+    with np.errstate(over="ignore"):
+        privacy_term = float(np.float64(math.exp(-epsilon)) / n / gap / gap)
+    privacy_term = _finite(privacy_term, "the variance", epsilon)
     return pi * (1.0 - pi) / n + privacy_term if include_sampling else privacy_term
 
 
@@ -179,6 +241,11 @@ def _krr_probabilities(k: int, epsilon: float) -> tuple[float, float]:
     # p = e^eps / (e^eps + k - 1), q = 1 / (e^eps + k - 1), computed without overflow.
     log_denominator = np.logaddexp(epsilon, math.log(k - 1))
     return math.exp(epsilon - log_denominator), math.exp(-log_denominator)
+
+
+def _krr_gap(p: float, epsilon: float) -> float:
+    """``p - q = (e^eps - 1) / (e^eps + k - 1) = p (1 - e^-eps)``, exact for small epsilon."""
+    return p * -math.expm1(-epsilon)
 
 
 def _as_categories(values: Any, k: int, name: str) -> np.ndarray:
@@ -216,7 +283,7 @@ def k_randomized_response(
     Kairouz, Oh & Viswanath (2016), "Extremal mechanisms for local differential privacy".
     Wang, Blocki, Li & Jha (2017), USENIX Security, Section 4.1 ("direct encoding").
     """
-    k = check_integer(k, "k", minimum=2)
+    k = _check_k(k)
     epsilon = check_epsilon(epsilon)
     arr = _as_categories(values, k, "values")
     p, _ = _krr_probabilities(k, epsilon)
@@ -243,12 +310,14 @@ def k_rr_estimate(reports: Any, k: int, epsilon: float) -> np.ndarray:
     ----------
     Wang, Blocki, Li & Jha (2017), Section 4.1, Equation (2).
     """
-    k = check_integer(k, "k", minimum=2)
+    k = _check_k(k)
     epsilon = check_epsilon(epsilon)
     arr = _as_categories(reports, k, "reports").ravel()
     p, q = _krr_probabilities(k, epsilon)
     observed = np.bincount(arr, minlength=k) / arr.size
-    return (observed - q) / (p - q)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        estimate = (observed - q) / _krr_gap(p, epsilon)
+    return _finite(estimate, "the estimates", epsilon)
 
 
 def k_rr_variance(frequencies: Any, n: int, k: int, epsilon: float) -> np.ndarray:
@@ -257,12 +326,15 @@ def k_rr_variance(frequencies: Any, n: int, k: int, epsilon: float) -> np.ndarra
     ``Var_j = f_j (1 - f_j) / (n (p - q)^2)`` with ``f_j = q + pi_j (p - q)`` the probability that
     a report equals ``j`` (Wang et al. 2017, Section 4.1).
     """
-    k = check_integer(k, "k", minimum=2)
+    k = _check_k(k)
     n = check_integer(n, "n", minimum=1)
     epsilon = check_epsilon(epsilon)
-    pi = check_data(frequencies, "frequencies")
+    pi = check_data(frequencies, "frequencies", ndim=1)
     if pi.shape != (k,) or np.any(pi < 0) or not math.isclose(pi.sum(), 1.0, abs_tol=1e-9):
         raise ValueError(f"frequencies must be a probability vector of length k={k}")
     p, q = _krr_probabilities(k, epsilon)
-    f = q + pi * (p - q)
-    return f * (1.0 - f) / (n * (p - q) ** 2)
+    gap = _krr_gap(p, epsilon)  # p - q without cancellation (44% off at eps = 1e-15 otherwise)
+    f = q + pi * gap
+    with np.errstate(over="ignore", divide="ignore"):
+        variance = f * (1.0 - f) / n / gap / gap
+    return _finite(variance, "the variance", epsilon)

@@ -30,8 +30,8 @@ from dplib._validation import (
     check_epsilon,
     check_positive,
     check_sensitivity,
-    check_size,
 )
+from dplib.mechanisms._integer import _check_draws
 
 __all__ = ["snapping_mechanism", "snapping_scale", "sample_uniform_double"]
 
@@ -111,8 +111,10 @@ def snapping_scale(sensitivity: float, epsilon: float, bound: float) -> float:
         )
     if not bound < _MAX_RATIO * lam:
         raise ValueError(
-            f"bound must be < 2**46 lambda = {_MAX_RATIO * lam!r} (Mironov 2012, Section 5.2, needs "
-            f"lambda < bound < 2**46 lambda), got bound={bound!r}; decrease bound"
+            f"bound must be < 2**46 lambda = {_MAX_RATIO * lam!r}, with lambda = (sensitivity + "
+            f"2**-49 bound) / epsilon (Mironov 2012, Section 5.2, needs lambda < bound < 2**46 "
+            f"lambda), got bound={bound!r}, sensitivity={sensitivity!r} and epsilon={epsilon!r}; "
+            "decrease bound or epsilon, or increase sensitivity"
         )
     return lam
 
@@ -179,7 +181,7 @@ def sample_uniform_double(size: int | tuple[int, ...] | None = None, *, rng: Any
     Mironov (2012), "On Significance of the Least Significant Bits for Differential Privacy",
     CCS, Section 5.2.
     """
-    shape = check_size(size)
+    shape = _check_draws(size)
     generator = as_generator(rng)
     out = _uniform_doubles(math.prod(shape or ()), generator).reshape(shape or ())
     return float(out) if shape is None else out

@@ -44,14 +44,13 @@ Differential Privacy*, 2014, Theorems 3.6 and 3.16.
 
 from __future__ import annotations
 
-import math
 import warnings
 from typing import Any
 
 import numpy as np
 
 from dplib._estimator import ClassifierProtocol
-from dplib._validation import as_generator, check_data, check_epsilon
+from dplib._validation import as_generator, check_data, check_epsilon, check_real
 from dplib.errors import PrivacyLeakWarning
 from dplib.mechanisms.discrete import discrete_laplace_mechanism
 from dplib.mechanisms.laplace import laplace_mechanism
@@ -86,14 +85,26 @@ def _check_bounds_arrays(bounds: Any, n_features: int) -> tuple[np.ndarray, np.n
             "bounds=(lower, upper) is required: the clamping bounds must be public, chosen without "
             "looking at the data (taking them from the data would leak its extremes)"
         )
-    if isinstance(bounds, str | bytes) or len(bounds) != 2:
-        raise TypeError(f"bounds must be a pair (lower, upper) of scalars or arrays, got {bounds!r}")
-    lower = np.broadcast_to(check_data(bounds[0], "lower bound"), (n_features,)).astype(float)
-    upper = np.broadcast_to(check_data(bounds[1], "upper bound"), (n_features,)).astype(float)
+    if not isinstance(bounds, tuple | list | np.ndarray) or len(bounds) != 2:
+        raise TypeError(
+            "bounds must be a pair (lower, upper) of scalars or arrays of length n_features, got "
+            f"{type(bounds).__name__}"
+        )
+    ends = []
+    for i, end in enumerate(bounds):
+        arr = check_data(end, f"bounds[{i}]")  # refuses NaN, infinities, complex, strings, None
+        if arr.ndim > 1 or arr.size not in (1, n_features):
+            raise ValueError(
+                f"bounds[{i}] must be a scalar or an array of length n_features={n_features}, got "
+                f"shape {arr.shape}"
+            )
+        ends.append(np.broadcast_to(arr.reshape(-1), (n_features,)).astype(float))
+    lower, upper = ends
     if np.any(lower >= upper):
         j = int(np.argmax(lower >= upper))
         raise ValueError(
-            f"every lower bound must be < its upper bound; feature {j} has [{lower[j]:g}, {upper[j]:g}]"
+            "bounds: every lower bound must be < its upper bound; feature "
+            f"{j} has [{lower[j]:g}, {upper[j]:g}]"
         )
     return lower, upper
 
@@ -113,8 +124,8 @@ class DPNaiveBayes(ClassifierProtocol):
         :class:`~dplib.errors.PrivacyLeakWarning` (the set of labels present is itself a
         property of the data).
     var_floor : float, default 1e-3
-        Lower bound on every variance, as a fraction of ``(upper - lower)^2``; noisy sums of
-        squares can give tiny or negative variances, which would make the classifier absurdly
+        Lower bound on every variance, as a fraction of ``(upper - lower)^2``, in (0, 1/4]; noisy
+        sums of squares can give tiny or negative variances, which would make the classifier absurdly
         confident. A data-independent choice, so flooring is post-processing.
     random_state : None, int or numpy.random.Generator, optional
         Source of the noise.
@@ -195,9 +206,8 @@ class DPNaiveBayes(ClassifierProtocol):
         y = np.asarray(y)
         if y.ndim != 1 or y.shape[0] != X.shape[0]:
             raise ValueError(f"y must be 1-D with one label per row of X ({X.shape[0]}), got shape {y.shape}")
-        floor = float(self.var_floor)
-        if not (math.isfinite(floor) and floor > 0):
-            raise ValueError(f"var_floor must be a finite number > 0, got {self.var_floor!r}")
+        # A fraction of (upper - lower)^2, which bounds no variance on [lower, upper] above 1/4.
+        floor = check_real(self.var_floor, "var_floor", minimum=0.0, open_minimum=True, maximum=0.25)
         n_features = X.shape[1]
         lower, upper = _check_bounds_arrays(self.bounds, n_features)
         if self.classes is None:
@@ -213,7 +223,7 @@ class DPNaiveBayes(ClassifierProtocol):
             unknown = ~np.isin(y, classes)
             if np.any(unknown):
                 raise ValueError(f"y contains labels not in classes, e.g. {y[np.argmax(unknown)]!r}")
-        generator = as_generator(self.random_state)
+        generator = as_generator(self.random_state, name="random_state")
 
         # Clamp and rescale to [0, 1]: each coordinate then moves by at most 1 per person.
         z = (np.clip(X, lower, upper) - (lower + upper) / 2) / (upper - lower)

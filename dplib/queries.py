@@ -372,6 +372,30 @@ def private_mean(
     return float(np.clip(noisy_sum / max(noisy_count, 1), lo, hi))
 
 
+#: Largest int ``bins`` of :func:`private_histogram`: 80 MB of counts, about a second of noise.
+_MAX_BINS = 10**7
+
+
+def _check_range(range_: Any) -> tuple[float, float]:
+    """``range`` of :func:`private_histogram`: a pair of finite reals ``(lower, upper)``, lower < upper."""
+    if (
+        isinstance(range_, str | bytes)
+        or not isinstance(range_, tuple | list | np.ndarray)
+        or (isinstance(range_, np.ndarray) and range_.ndim != 1)
+        or len(range_) != 2
+    ):
+        raise TypeError(
+            f"range must be a pair (lower, upper) of finite numbers with lower < upper, got {range_!r}"
+        )
+    try:
+        return check_bounds(range_[0], range_[1])
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(
+            f"range must be a pair (lower, upper) of finite numbers with lower < upper, got "
+            f"{range_!r} ({exc})"
+        ) from None
+
+
 def private_histogram(
     x: Any,
     bins: Any,
@@ -392,13 +416,15 @@ def private_histogram(
     x : array_like, 1-d
         One value per person (may be empty). A 2-d table is refused: pass one column.
     bins : int or array_like
-        Bin edges (as for :func:`numpy.histogram`), or a number of bins together with ``range``.
+        Bin edges (as for :func:`numpy.histogram`), or a number of bins in ``[1, 10**7]``
+        together with ``range``.
         Edges must not be derived from the data: numpy's default range (the data's min and max)
         would leak them, so an int needs an explicit ``range``.
     epsilon : float
         Privacy loss, finite and > 0.
     range : (float, float), optional
-        Lower and upper edge when ``bins`` is an int.
+        Lower and upper edge when ``bins`` is an int: finite, lower < upper, and far enough apart
+        for ``bins`` distinct edges.
     neighbouring : {"add_remove", "replace"}
     rng : None, int or numpy.random.Generator, optional
 
@@ -419,9 +445,19 @@ def private_histogram(
                 "private_histogram needs explicit bin edges, or an int number of bins together with "
                 "range=(lower, upper): numpy's default range is the data's min and max, which leaks them"
             )
-        lo, hi = check_bounds(*range)
+        lo, hi = _check_range(range)
         n_bins = check_integer(bins, "bins", minimum=1)
-        edges = np.linspace(lo, hi, n_bins + 1)
+        if n_bins > _MAX_BINS:
+            raise ValueError(
+                f"bins must be an int in [1, 10**7] or an array of edges, got {bins!r}"
+            )
+        with np.errstate(over="ignore", invalid="ignore"):  # hi - lo may overflow: refused below
+            edges = np.linspace(lo, hi, n_bins + 1)
+        if not (np.all(np.isfinite(edges)) and np.all(np.diff(edges) > 0)):
+            raise ValueError(
+                f"range={range!r} cannot be split into bins={n_bins} distinct finite edges: "
+                "use a wider range (or fewer bins), or one whose width hi - lo is a finite float"
+            )
     else:
         edges = check_data(bins, "bins")
         if edges.ndim != 1 or edges.size < 2 or np.any(np.diff(edges) <= 0):

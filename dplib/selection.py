@@ -52,6 +52,11 @@ __all__ = [
 ]
 
 DEFAULT_MEDIAN_GRID = 1001
+#: Largest number of candidates (an int ``grid`` of :func:`private_median`, ``k`` of
+#: :func:`private_mode`): 80 MB of float64 scores, about a second.
+_MAX_CANDIDATES = 10**7
+#: Largest ``size`` of :func:`private_median` (about a second of draws).
+_MAX_MEDIAN_SIZE = 10**7
 # Below this interval mass the inverse cdf of the truncated Beta loses its precision.
 _MIN_MASS = 1e-280
 
@@ -123,6 +128,8 @@ def _median_grid(lower: Any, upper: Any, grid: Any) -> np.ndarray:
         return np.linspace(lo, hi, DEFAULT_MEDIAN_GRID)
     if isinstance(grid, (int, np.integer)) and not isinstance(grid, bool):
         m = check_integer(grid, "grid", minimum=2)
+        if m > _MAX_CANDIDATES:
+            raise ValueError(f"grid must be None, an int in [2, 10**7] or a 1-d array, got {grid!r}")
         return np.linspace(lo, hi, m)
     cands = check_data(grid, "grid")
     if cands.ndim != 1:
@@ -179,15 +186,15 @@ def private_median(
         Finite, > 0.
     grid : None, int or array_like, keyword-only
         The candidates: ``None`` for 1001 equally spaced points from ``lower`` to ``upper``
-        (both included), an int ``m >= 2`` for ``m`` such points, or a 1-d array of points in
+        (both included), an int ``m`` in ``[2, 10**7]`` for ``m`` such points, or a 1-d array of points in
         ``[lower, upper]``.
     neighbouring : {"add_remove", "replace"}, keyword-only
         The neighbouring relation; it sets the utility's sensitivity (1 or 2).
     rng : None, int or numpy.random.Generator, keyword-only
         Source of randomness.
     size : int or None, keyword-only
-        ``None`` for one release, else the number of independent releases (each costs
-        ``epsilon``).
+        ``None`` for one release, else the number of independent releases, at most
+        ``10**7`` (each costs ``epsilon``).
 
     Returns
     -------
@@ -228,6 +235,8 @@ def private_median(
         x, lower, upper, epsilon, grid=grid, neighbouring=neighbouring
     )
     n = None if size is None else check_integer(size, "size", minimum=1)
+    if n is not None and n > _MAX_MEDIAN_SIZE:
+        raise ValueError(f"size must be None or an int in [1, 10**7], got {size!r}")
     generator = as_generator(rng)
     index = generator.choice(cands.size, size=n, p=probabilities)
     if n is None:
@@ -254,7 +263,7 @@ def private_mode(
     values : array_like of int, 1-d
         One category per person, each in ``0, ..., k-1``; may be empty. A 2-d table is refused.
     k : int
-        The number of categories (public), ``>= 1``.
+        The number of categories (public), in ``[1, 10**7]``.
     epsilon : float
         Finite, > 0.
     neighbouring : {"add_remove", "replace"}, keyword-only
@@ -281,6 +290,8 @@ def private_mode(
     computed in double precision (relative error of order ``2**-52``).
     """
     kk = check_integer(k, "k", minimum=1)
+    if kk > _MAX_CANDIDATES:
+        raise ValueError(f"k must be an integer in [1, 10**7] (the number of categories), got {k!r}")
     cats = _column(values, "values")
     if np.any(cats != np.round(cats)) or np.any(cats < 0) or np.any(cats >= kk):
         raise ValueError(f"values must be integers in 0, ..., k-1 = {kk - 1}")
@@ -480,6 +491,13 @@ def exponential_utility_bound(
         chosen candidate's utility is below ``OPT`` minus this with probability at most
         ``beta``.
 
+    Raises
+    ------
+    ValueError
+        For arguments out of range, or when the bound exceeds the largest float (about
+        1.8e308; e.g. ``sensitivity=1e308, epsilon=1``): the message names ``sensitivity`` and
+        ``epsilon``.
+
     Notes
     -----
     Dwork & Roth (2014), Theorem 3.11 / Corollary 3.12: for every ``t``,
@@ -498,4 +516,17 @@ def exponential_utility_bound(
     if not isinstance(monotonic, (bool, np.bool_)):
         raise TypeError(f"monotonic must be a bool, got {type(monotonic).__name__}")
     factor = 1.0 if monotonic else 2.0
-    return factor * delta_u / eps * (math.log(m) - math.log(p))
+    log_term = math.log(m) - math.log(p)  # ln(|Y| / beta) > 0, at most about 793
+    # factor * Delta * ln(|Y| / beta) / epsilon, computed on mantissas and exponents so that no
+    # intermediate quotient or product overflows or underflows when the result itself does not
+    # (sensitivity / epsilon alone may exceed the float range while the bound is finite).
+    (m_u, e_u), (m_l, e_l), (m_e, e_e) = math.frexp(delta_u), math.frexp(log_term), math.frexp(eps)
+    try:
+        return math.ldexp(factor * m_u * m_l / m_e, e_u + e_l - e_e)
+    except OverflowError:
+        raise ValueError(
+            f"sensitivity / epsilon is too large: the bound {factor:g} * sensitivity * "
+            f"ln(n_candidates / beta) / epsilon exceeds the largest float (1.8e308) with "
+            f"sensitivity={sensitivity!r} and epsilon={epsilon!r}; rescale the utility (a smaller "
+            "sensitivity) or use a larger epsilon"
+        ) from None

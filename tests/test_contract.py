@@ -59,12 +59,12 @@ from contract_gaps import KNOWN_GAPS  # noqa: E402
 
 import dplib  # noqa: E402
 
-TIME_LIMIT = 2.0  # seconds per call
+TIME_LIMIT = 10.0  # seconds per call: a hang is caught, a slow CI machine is not a failure
 MEMORY_LIMIT = 2 * 1024**3  # bytes of address space a call may add to the process
 MAX_EXAMPLES = 30  # hypothesis examples per public name
 # Calls that legitimately take longer: DPSGDClassifier calibrates its noise multiplier by a
 # bisection over the accountant when a perturbation sets noise_multiplier=None (~2 s alone).
-SLOW = {"DPSGDClassifier": 10.0}
+SLOW = {"DPSGDClassifier": 30.0}
 
 # Exception classes are exported for ``except`` clauses; they are not calls to check.
 EXEMPT = {
@@ -378,7 +378,26 @@ def verdict(name: str, slot: tuple[str, str] | None, value: Any) -> str | None:
     except BaseException as exc:  # noqa: BLE001 - every other exception is a breach
         return f"raises {type(exc).__name__}: {str(exc)[:200]}"
     found = nonfinite(result)
+    if found is not None and _honest_infinity(name, slot, value, found):
+        return None
     return None if found is None else f"returns a non-finite value: {found}"[:300]
+
+
+def _honest_infinity(name: str, slot, value, found: str) -> bool:
+    """The one infinity that is the truth: a DP-SGD fit without noise has spent infinite epsilon.
+
+    ``DPSGDClassifier(noise_multiplier=0)`` is the documented non-private baseline that audits
+    compare against; its ``epsilon_spent_`` is inf by definition, and every weight stays finite.
+    """
+    return (
+        name == "DPSGDClassifier"
+        and slot is not None
+        and slot[1] == "noise_multiplier"
+        and not isinstance(value, bool)
+        and isinstance(value, int | float)
+        and value == 0
+        and found.endswith("epsilon_spent_ = inf")
+    )
 
 
 def _vm_bytes() -> int:

@@ -200,6 +200,8 @@ class PrivacyAccountant:
         ------
         ValueError
             If epsilon is not finite and > 0 or delta is outside [0, 1).
+        TypeError
+            If label is neither a str nor None.
         BudgetExceededError
             If the charge would take the spent epsilon or delta above the budget. The ledger is
             unchanged.
@@ -230,6 +232,8 @@ class PrivacyAccountant:
         """Charge any privacy event, or raise BudgetExceededError and change nothing."""
         if not isinstance(event, PrivacyEvent):
             raise TypeError(f"event must be a dplib privacy event, got {type(event).__name__}")
+        if label is not None and not isinstance(label, str):
+            raise TypeError(f"label must be a str or None, got {type(label).__name__}")
         refusal, spent = self._refusal(event)
         if refusal is not None:
             raise BudgetExceededError(refusal)

@@ -90,7 +90,10 @@ def sequential_composition(epsilons: Any, deltas: Any = None) -> tuple[float, fl
     (1.0, 2e-06)
     """
     eps, dlt = _check_budgets(epsilons, deltas)
-    total = math.fsum(eps)  # [DR14] Theorem 3.16
+    try:
+        total = math.fsum(eps)  # [DR14] Theorem 3.16
+    except OverflowError:  # fsum refuses an intermediate sum above the largest float
+        total = math.inf
     if not math.isfinite(total):
         raise ValueError("epsilons must have a finite sum (< 1.8e308), got a sum that overflows")
     return total, float(min(1.0, math.fsum(dlt)))

@@ -81,6 +81,8 @@ _SIGMA_MAX = 1e100
 #: (:func:`dplib.accounting.dpsgd.dpsgd_epsilon`, :class:`dplib.PrivacyAccountant`); each gives
 #: a valid upper bound on ε, a coarser one a looser bound.
 _AUTO_DISCRETIZATIONS = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
+#: Largest grid step accepted from a caller (the coarsest automatic grid).
+_MAX_DISCRETIZATION = 1.0
 #: Largest one-step grid those accountants build (about a second of work).
 _AUTO_MAX_GRID = 2_000_000
 
@@ -359,7 +361,7 @@ def subsampled_gaussian_pld(
     """
     q = check_probability(q, "q", low_open=True)
     sigma = _check_sigma(sigma)
-    discretization = check_positive(discretization, "discretization")
+    discretization = _check_discretization(discretization)
     if not isinstance(adjacency, str) or adjacency not in _ADJACENCIES:
         raise ValueError(f"adjacency must be one of {_ADJACENCIES}, got {adjacency!r}")
     log_mass_truncation = check_real(log_mass_truncation, "log_mass_truncation", minimum=-700.0,
@@ -396,11 +398,18 @@ def _composed_plds(q: float, sigma: float, steps: int, discretization: float) ->
     ]
 
 
+def _check_discretization(discretization: Any) -> float:
+    # A grid step above 1 (the coarsest automatic grid) only loosens the bound, and above ~709
+    # e^h overflows in the connect-the-dots weights: an explicit range.
+    return check_real(discretization, "discretization", minimum=0.0, open_minimum=True,
+                      maximum=_MAX_DISCRETIZATION)
+
+
 def _check_common(q: Any, sigma: Any, steps: Any, discretization: Any) -> tuple[float, float, int, float]:
     q = check_probability(q, "q", low_open=True)
     sigma = _check_sigma(sigma, clamp=True)
     steps = check_integer(steps, "steps", minimum=1)
-    discretization = check_positive(discretization, "discretization")
+    discretization = _check_discretization(discretization)
     return q, sigma, steps, discretization
 
 
@@ -440,7 +449,8 @@ def pld_epsilon_subsampled_gaussian(
     delta : float
         Target δ in (0, 1).
     discretization : float, keyword-only
-        Grid step of the privacy loss (default 1e-4, as dp-accounting's ``PLDAccountant``).
+        Grid step of the privacy loss in (0, 1] (default 1e-4, as dp-accounting's
+        ``PLDAccountant``).
         The result is an upper bound on the true ε whatever the step; a coarser grid is faster
         and looser.
 
@@ -454,8 +464,8 @@ def pld_epsilon_subsampled_gaussian(
     Raises
     ------
     ValueError
-        If ``q`` is outside (0, 1], ``sigma`` or ``discretization`` is not a finite number > 0,
-        ``steps`` < 1, or ``delta`` is outside (0, 1).
+        If ``q`` is outside (0, 1], ``sigma`` is not a finite number > 0, ``discretization`` is
+        outside (0, 1], ``steps`` < 1, or ``delta`` is outside (0, 1).
     TypeError
         If ``steps`` is not an integer.
 

@@ -350,7 +350,7 @@ def rdp_to_dp(
     >>> round(eps, 8), order
     (1.32783806, 32.0)
     """
-    if method not in _CONVERSION_METHODS:
+    if not isinstance(method, str) or method not in _CONVERSION_METHODS:
         raise ValueError(f"method must be one of {_CONVERSION_METHODS}, got {method!r}")
     delta = check_delta(delta, "delta", allow_zero=False)
     alphas = _check_orders(orders, allow_one=True).ravel()
@@ -408,7 +408,7 @@ def zcdp_to_dp(rho: float, delta: float, *, method: str = "classic") -> float:
     >>> round(zcdp_to_dp(0.5, 1e-5), 6)
     5.298526
     """
-    if method not in ("classic", "tight"):
+    if not isinstance(method, str) or method not in ("classic", "tight"):
         raise ValueError(f"method must be one of ('classic', 'tight'), got {method!r}")
     rho = check_positive(rho, "rho")
     if rho > 1e300:

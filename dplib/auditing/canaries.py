@@ -337,7 +337,27 @@ def audit_training_one_run(
     Returns
     -------
     OneRunAudit
+
+    Raises
+    ------
+    TypeError
+        If ``estimator`` has no ``fit`` or ``predict_proba`` method, or an array holds
+        non-numbers.
+    ValueError
+        For inconsistent shapes, ``k_pos + k_neg > m`` or a bad ``delta`` or ``confidence``.
+        Nothing is drawn or fitted when a call is refused.
     """
+    missing = [
+        method
+        for method in ("fit", "predict_proba")
+        if not callable(getattr(estimator, method, None))
+    ]
+    if missing:
+        raise TypeError(
+            "estimator must be an unfitted classifier with fit and predict_proba methods "
+            f"(scikit-learn's convention), got {type(estimator).__name__} without "
+            f"{' and '.join(missing)}"
+        )
     X = check_data(X, "X")
     canary_X = check_data(canary_X, "canary_X")
     y, canary_y = np.asarray(y), np.asarray(canary_y)

@@ -35,14 +35,32 @@ References
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dplib._validation import check_delta, check_epsilon, check_integer, check_probability
+import numpy as np
+
+from dplib._validation import (
+    as_generator,
+    check_bool,
+    check_data,
+    check_delta,
+    check_epsilon,
+    check_integer,
+    check_probability,
+)
 from dplib.testing import DPAuditResult, audit_dp, clopper_pearson
 
 __all__ = ["epsilon_lower_bound", "MechanismAudit", "audit_mechanism"]
+
+#: Largest ``n_samples`` of :func:`audit_mechanism`: 2 x 1.1 x 10**7 outputs (about 180 MB of
+#: float64, about a second for a vectorized Laplace mechanism).
+_MAX_SAMPLES = 10**7
+#: Largest int ``bins`` (number of pilot quantiles); each event costs Bonferroni power, so more
+#: bins than this only weakens the bound.
+_MAX_BINS = 10**4
 
 
 def epsilon_lower_bound(
@@ -170,16 +188,17 @@ def audit_mechanism(
     claimed_epsilon : float
         The ε the mechanism is supposed to satisfy (> 0).
     n_samples : int, keyword-only
-        Outputs drawn per input (≥ 100), besides a pilot run that places the events.
+        Outputs drawn per input, in ``[100, 10**7]``, besides a pilot run that places the events.
     confidence : float, keyword-only
-        In (0, 1): the probability that the reported lower bound is valid. A correct mechanism
-        is flagged with probability at most ``1 − confidence``; use e.g. ``1 − 1e-9`` in tests.
+        In (0, 1), with ``1 − confidence`` > 0 as a float (so at least about 1.2e-16): the
+        probability that the reported lower bound is valid. A correct mechanism is flagged with
+        probability at most ``1 − confidence``; use e.g. ``1 − 1e-9`` in tests.
     delta : float, keyword-only
         δ of the claim, in [0, 1).
     vectorized : bool, keyword-only
         Whether ``mechanism`` accepts ``size=``.
     bins : int, sequence of float or None, keyword-only
-        Events examined; see :func:`dplib.testing.audit_dp`.
+        Events examined; see :func:`dplib.testing.audit_dp`. An int must be in ``[2, 10**4]``.
     rng : None, int or numpy.random.Generator, keyword-only
         Randomness passed to the mechanism.
 
@@ -191,7 +210,11 @@ def audit_mechanism(
     Raises
     ------
     ValueError, TypeError
-        For bad arguments (see :func:`dplib.testing.audit_dp`).
+        For bad arguments (see :func:`dplib.testing.audit_dp`). ``a`` and ``b`` are opaque to
+        the audit, so they are judged by the mechanism: when ``mechanism`` raises a
+        ``TypeError`` (or ``AttributeError``) on one of them, a ``TypeError`` naming that input
+        is raised from it; a ``ValueError``, ``ArithmeticError`` or ``LookupError``, or outputs
+        that are NaN, infinite, complex or not one per draw, give a ``ValueError`` naming it.
 
     Notes
     -----
@@ -206,14 +229,32 @@ def audit_mechanism(
     >>> audit_mechanism(halved, 0.0, 1.0, 1.0, n_samples=20_000, vectorized=True, rng=0).verdict
     'flag'
     """
+    if not callable(mechanism):
+        raise TypeError(f"mechanism must be callable, got {type(mechanism).__name__}")
     claimed = check_epsilon(claimed_epsilon, "claimed_epsilon")
     confidence = check_probability(confidence, "confidence", low_open=True, high_open=True)
+    if not 0.0 < 1.0 - confidence < 1.0:
+        raise ValueError(
+            "confidence must be in (0, 1) with 1 - confidence a float in (0, 1) "
+            f"(about 1.2e-16 <= confidence <= 1 - 1.2e-16), got {confidence!r}"
+        )
+    delta = check_delta(delta)
+    n = check_integer(n_samples, "n_samples", minimum=100)
+    if n > _MAX_SAMPLES:
+        raise ValueError(f"n_samples must be an integer in [100, 10**7], got {n_samples!r}")
+    vectorized = check_bool(vectorized, "vectorized")
+    if isinstance(bins, numbers.Integral) and not isinstance(bins, bool):
+        if not 2 <= bins <= _MAX_BINS:
+            raise ValueError(f"bins must be None, an int in [2, 10**4] or a sequence of thresholds, got {bins!r}")
+    elif bins is not None and not isinstance(bins, bool):
+        check_data(bins, "bins")
+    as_generator(rng)  # refuse a bad rng before the mechanism runs (a Generator is reused as is)
     details = audit_dp(
-        mechanism,
-        a,
-        b,
+        _NamedInputs(mechanism, vectorized),
+        ("a", a),
+        ("b", b),
         delta=delta,
-        n_samples=n_samples,
+        n_samples=n,
         bins=bins,
         vectorized=vectorized,
         rng=rng,
@@ -226,3 +267,51 @@ def audit_mechanism(
         flagged=details.epsilon_lower_bound > claimed,
         details=details,
     )
+
+
+class _NamedInputs:
+    """``mechanism`` called on ``(name, x)``: its failures and bad outputs name the input.
+
+    :func:`audit_mechanism` passes ``("a", a)`` and ``("b", b)`` to :func:`audit_dp` in place of
+    the inputs, so that an error raised by the mechanism on ``a`` (or a NaN it returns) says
+    which of the user's arguments it came from.
+    """
+
+    def __init__(self, mechanism: Callable[..., Any], vectorized: bool) -> None:
+        self.mechanism = mechanism
+        self.vectorized = vectorized
+
+    def __call__(self, named: tuple[str, Any], **kwargs: Any) -> Any:
+        name, x = named
+        allowed = f"{name} must be an input on which mechanism returns finite numbers or categories"
+        try:
+            out = self.mechanism(x, **kwargs)
+        except (TypeError, AttributeError) as exc:
+            raise TypeError(
+                f"{allowed}; mechanism({name}) raised {type(exc).__name__}: {exc} "
+                f"({name}={_short(x)})"
+            ) from exc
+        except (ValueError, ArithmeticError, LookupError) as exc:
+            raise ValueError(
+                f"{allowed}; mechanism({name}) raised {type(exc).__name__}: {exc} "
+                f"({name}={_short(x)})"
+            ) from exc
+        arr = np.asarray(out)
+        expected = (kwargs["size"],) if self.vectorized else ()
+        if arr.size != (expected[0] if expected else 1) or (not expected and arr.ndim != 0):
+            raise ValueError(
+                f"{allowed}, one per draw; mechanism({name}) returned shape {arr.shape} "
+                f"({name}={_short(x)})"
+            )
+        if arr.dtype.kind == "c":
+            raise ValueError(f"{allowed}; mechanism({name}) returned complex numbers ({name}={_short(x)})")
+        if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+            raise ValueError(
+                f"{allowed}; mechanism({name}) returned NaN or infinite outputs ({name}={_short(x)})"
+            )
+        return out
+
+
+def _short(x: Any) -> str:
+    text = repr(x)
+    return text if len(text) <= 60 else text[:57] + "..."

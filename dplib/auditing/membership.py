@@ -112,9 +112,12 @@ def loss_threshold_attack(model_or_losses: Any, X: Any = None, y: Any = None) ->
     else:
         if X is not None or y is not None:
             raise ValueError("pass either a model with X and y, or precomputed losses alone")
-        losses = check_data(model_or_losses, "losses")
+        losses = check_data(model_or_losses, "model_or_losses")
         if losses.ndim != 1:
-            raise ValueError(f"losses must be a 1-d array, got shape {losses.shape}")
+            raise ValueError(
+                "model_or_losses must be a fitted classifier or a 1-d array of per-example "
+                f"losses, got an array of shape {losses.shape}"
+            )
     return -losses  # [YGFJ18]: low loss ⇒ member
 
 

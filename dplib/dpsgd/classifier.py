@@ -57,6 +57,10 @@ from dplib.errors import PrivacyLeakWarning
 
 __all__ = ["DPSGDClassifier", "normalize_rows"]
 
+#: Largest number of DP-SGD steps round(epochs · n / batch_size) ``fit`` accepts (an explicit
+#: range: a step takes tens of microseconds at the least, so 10**5 steps already take seconds).
+MAX_STEPS = 10**5
+
 # Adam's constants ([KB15] Algorithm 1 defaults).
 _BETA1, _BETA2, _ADAM_EPS = 0.9, 0.999, 1e-8
 
@@ -83,6 +87,20 @@ def normalize_rows(X: Any, norm: float = ROW_NORM) -> np.ndarray:
     return np.divide(Z * norm, length, out=np.zeros_like(Z), where=length > 0)
 
 
+def _check_classes(classes: Any) -> np.ndarray:
+    """The sorted distinct labels of ``classes``: a 1-d sequence of numbers or strings."""
+    try:
+        given = None if isinstance(classes, str | bytes) else np.asarray(classes)
+    except ValueError:  # ragged nesting
+        given = None
+    if given is None or given.ndim != 1 or given.dtype == object:
+        raise TypeError(
+            "classes must be a 1-d sequence of the possible labels (numbers or strings), got "
+            f"{type(classes).__name__}"
+        )
+    return np.unique(given)
+
+
 class DPSGDClassifier(ClassifierProtocol):
     """(ε, δ)-differentially private softmax regression or MLP trained by DP-SGD.
 
@@ -103,7 +121,8 @@ class DPSGDClassifier(ClassifierProtocol):
     batch_size : int, default 256
         Expected batch size B, 1 ≤ B ≤ n; each example joins each batch with probability B / n.
     epochs : int, default 40
-        Passes over the data in expectation; the number of steps is round(epochs · n / B).
+        Passes over the data in expectation; the number of steps is round(epochs · n / B),
+        at most ``MAX_STEPS`` (10**5).
     learning_rate : float, default 0.03
         Adam's step size, in (0, 1e50]; ``fit`` raises a ValueError if training diverges to
         non-finite weights.
@@ -113,7 +132,7 @@ class DPSGDClassifier(ClassifierProtocol):
         intensities, where it helps a lot (digits at ε = 1: 0.91 against 0.89 without); for
         tabular features in different units pass ``False`` and scale them with public bounds.
     classes : array_like, optional
-        The possible labels. If omitted they are read from ``y`` with a
+        The possible labels, a 1-d sequence. If omitted they are read from ``y`` with a
         :class:`~dplib.errors.PrivacyLeakWarning` (which labels occur is a property of the data).
     accountant : {"pld", "rdp"}, default "pld"
         Accountant used to calibrate σ and to report ``epsilon_spent_``.
@@ -222,6 +241,8 @@ class DPSGDClassifier(ClassifierProtocol):
                                         open_minimum=True, maximum=_MAX_FINITE_SCALE),
         }
         batch_size = check_integer(self.batch_size, "batch_size", minimum=1)
+        if out["epochs"] > MAX_STEPS:  # every epoch takes at least one step
+            raise ValueError(f"epochs must be an integer in [1, {MAX_STEPS}], got {self.epochs!r}")
         if not isinstance(self.accountant, str) or self.accountant not in ACCOUNTANTS:
             raise ValueError(f"accountant must be one of {ACCOUNTANTS}, got {self.accountant!r}")
         for flag in ("normalize", "verbose"):
@@ -243,11 +264,17 @@ class DPSGDClassifier(ClassifierProtocol):
             raise ValueError(
                 f"batch_size must be an integer in [1, n_samples] = [1, {n}], got {self.batch_size!r}"
             )
+        steps = max(1, round(out["epochs"] * n / batch_size))  # epochs <= MAX_STEPS bounds this
+        if steps > MAX_STEPS:
+            raise ValueError(
+                f"epochs * n_samples / batch_size (the number of DP-SGD steps) must be <= "
+                f"{MAX_STEPS}, got epochs={self.epochs!r} with n_samples={n}, "
+                f"batch_size={batch_size}"
+            )
         if self.classes is None:
             classes = np.unique(y)
         else:
-            given = self.classes if isinstance(self.classes, np.ndarray) else list(self.classes)
-            classes = np.unique(np.asarray(given))
+            classes = _check_classes(self.classes)
             unknown = ~np.isin(y, classes)
             if np.any(unknown):
                 raise ValueError(f"y contains labels not in classes, e.g. {y[np.argmax(unknown)]!r}")
@@ -256,7 +283,8 @@ class DPSGDClassifier(ClassifierProtocol):
                 f"a classifier needs at least 2 classes, got {classes.size} ({classes.tolist()!r})"
             )
         out.update(
-            X=X, y_index=np.searchsorted(classes, y), classes=classes, n=n, batch_size=batch_size
+            X=X, y_index=np.searchsorted(classes, y), classes=classes, n=n, batch_size=batch_size,
+            steps=steps,
         )
         return out
 
@@ -280,16 +308,17 @@ class DPSGDClassifier(ClassifierProtocol):
         ValueError
             For ε ≤ 0, δ outside (0, 1), ``max_grad_norm`` ≤ 0, ``batch_size`` outside [1, n],
             NaN or infinite features, X and y of different lengths, fewer than 2 classes, labels
-            outside ``classes``, an unknown accountant or activation, or a target ε that no
-            σ in [0.1, 1e4] reaches.
+            outside ``classes``, an unknown accountant or activation, more than ``MAX_STEPS``
+            steps, or a target ε that no σ in [0.1, 1e4] reaches.
         TypeError
-            For non-integer ``batch_size`` or ``epochs``, or a bad ``random_state``.
+            For non-integer ``batch_size`` or ``epochs``, ``classes`` that are not a 1-d sequence,
+            or a bad ``random_state``.
         """
         a = self._check_arguments(X, y)
-        gen = as_generator(self.random_state)  # a TypeError here, before any draw
+        gen = as_generator(self.random_state, name="random_state")  # refused here, before any draw
         n, batch_size, delta = a["n"], a["batch_size"], a["delta"]
         q = batch_size / n
-        steps = max(1, round(a["epochs"] * n / batch_size))
+        steps = a["steps"]
         if "sigma" in a:
             sigma = a["sigma"]
             spent = dpsgd_epsilon(q, sigma, steps, delta, accountant=self.accountant) if sigma > 0 else math.inf

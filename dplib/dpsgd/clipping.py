@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from dplib._validation import check_positive
+from dplib._validation import check_data, check_positive
 
 __all__ = ["per_example_norms", "clip_gradients"]
 
@@ -36,19 +36,23 @@ PerExampleGrads = np.ndarray | Sequence[np.ndarray]
 def _as_blocks(per_example_grads: Any) -> tuple[list[np.ndarray], bool]:
     """The gradient blocks (each with the examples on axis 0) and whether one array was given."""
     single = isinstance(per_example_grads, np.ndarray)
+    if not single and not isinstance(per_example_grads, list | tuple):
+        raise TypeError(
+            "per_example_grads must be an array of shape (n, ...) or a list of such arrays (one "
+            f"per parameter), got {type(per_example_grads).__name__}"
+        )
     blocks = [per_example_grads] if single else list(per_example_grads)
     if not blocks:
         raise ValueError("per_example_grads must hold at least one array")
     out = []
     for block in blocks:
-        arr = np.asarray(block, dtype=float)
+        # Refuses strings, None, complex numbers, objects (TypeError), NaN and infinities.
+        arr = check_data(block, "per_example_grads", allow_empty=True)
         if arr.ndim < 1:
             raise ValueError(
                 "per_example_grads must have the examples on axis 0: arrays of shape (n, ...), "
                 "got a scalar"
             )
-        if not np.all(np.isfinite(arr)):
-            raise ValueError("per_example_grads must not contain NaN or infinite values")
         out.append(arr)
     n = out[0].shape[0]
     if any(b.shape[0] != n for b in out):

@@ -49,10 +49,14 @@ __all__ = [
 
 #: Hidden-layer activations understood by :func:`forward` and the gradient functions.
 ACTIVATIONS: tuple[str, ...] = ("tanh", "relu")
+#: Explicit ranges for ``hidden_layer_sizes``: the largest layer, and the most weights between
+#: consecutive hidden layers (10**7 doubles are 80 MB, held four times by Adam and the gradient).
+MAX_HIDDEN_SIZE = 10_000
+MAX_HIDDEN_WEIGHTS = 10**7
 
 
 def _check_activation(activation: Any) -> str:
-    if activation not in ACTIVATIONS:
+    if not isinstance(activation, str) or activation not in ACTIVATIONS:
         raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
     return activation
 
@@ -65,7 +69,15 @@ def _check_hidden(hidden_layer_sizes: Any) -> tuple[int, ...]:
             "hidden_layer_sizes must be a tuple of positive integers (() for softmax regression), "
             f"got {type(hidden_layer_sizes).__name__}"
         )
-    return tuple(check_integer(h, "each hidden layer size", minimum=1) for h in hidden_layer_sizes)
+    sizes = tuple(check_integer(h, "hidden_layer_sizes", minimum=1) for h in hidden_layer_sizes)
+    # An explicit range, so that the weights (and Adam's moments) fit in memory.
+    weights = sum(a * b for a, b in zip(sizes[:-1], sizes[1:], strict=False))
+    if any(h > MAX_HIDDEN_SIZE for h in sizes) or weights > MAX_HIDDEN_WEIGHTS:
+        raise ValueError(
+            f"hidden_layer_sizes must hold layer sizes <= {MAX_HIDDEN_SIZE} with at most "
+            f"{MAX_HIDDEN_WEIGHTS} weights between hidden layers, got {hidden_layer_sizes!r}"
+        )
+    return sizes
 
 
 def _check_params(params: Any) -> list[np.ndarray]:

@@ -97,6 +97,21 @@ def poisson_sample(n: int, sampling_rate: float, *, rng: Any = None) -> np.ndarr
     return mask
 
 
+#: Smallest expected batch size q N accepted: dividing by a smaller one overflows (an explicit
+#: range; DP-SGD's lots hold at least one example in expectation in practice).
+MIN_EXPECTED_BATCH_SIZE = 1e-6
+
+
+def _check_expected_batch_size(expected_batch_size: Any) -> float:
+    out = check_positive(expected_batch_size, "expected_batch_size")
+    if out < MIN_EXPECTED_BATCH_SIZE:
+        raise ValueError(
+            f"expected_batch_size must be a finite number > 0 and >= {MIN_EXPECTED_BATCH_SIZE:g} "
+            f"(dividing by less overflows), got {expected_batch_size!r}"
+        )
+    return out
+
+
 def noisy_gradient(
     per_example_grads: PerExampleGrads,
     max_norm: float,
@@ -119,7 +134,7 @@ def noisy_gradient(
         σ ≥ 0; the noise on the sum has standard deviation σ C per coordinate. σ = 0 turns the
         noise off (no privacy: for baselines and audits only).
     expected_batch_size : float
-        q N > 0, the divisor (not the realised batch size b).
+        q N >= 1e-6 (``MIN_EXPECTED_BATCH_SIZE``), the divisor (not the realised batch size b).
     rng : None, int or numpy.random.Generator, keyword-only
         Source of the noise.
 
@@ -132,8 +147,10 @@ def noisy_gradient(
     Raises
     ------
     ValueError
-        If ``max_norm`` or ``expected_batch_size`` is not > 0, ``noise_multiplier`` < 0, or the
-        gradients are inconsistent or not finite.
+        If ``max_norm`` is not > 0, ``expected_batch_size`` is below 1e-6, ``noise_multiplier``
+        < 0, or the gradients are inconsistent or not finite.
+    TypeError
+        If ``per_example_grads`` is not an array or a list of arrays of real numbers.
 
     Notes
     -----
@@ -151,7 +168,7 @@ def noisy_gradient(
     """
     max_norm = check_positive(max_norm, "max_norm")
     check_sensitivity(noise_multiplier, "noise_multiplier")
-    check_positive(expected_batch_size, "expected_batch_size")
+    _check_expected_batch_size(expected_batch_size)
     blocks, single = _as_blocks(per_example_grads)
     clipped = _clip_blocks(blocks, max_norm)  # [ACG+16] Algorithm 1, "clip gradient"
     out = privatize_gradient_sum(
@@ -184,7 +201,7 @@ def privatize_gradient_sum(
     clipped_sum : ndarray or list of ndarray
         Σ_i clip(g_i, C), one array per parameter.
     max_norm, noise_multiplier, expected_batch_size
-        C > 0, σ ≥ 0 and q N > 0, as in :func:`noisy_gradient`.
+        C > 0, σ ≥ 0 and q N ≥ 1e-6, as in :func:`noisy_gradient`.
     rng : None, int or numpy.random.Generator, keyword-only
 
     Returns
@@ -194,7 +211,7 @@ def privatize_gradient_sum(
     """
     max_norm = check_positive(max_norm, "max_norm")
     sigma = check_sensitivity(noise_multiplier, "noise_multiplier")
-    divisor = check_positive(expected_batch_size, "expected_batch_size")
+    divisor = _check_expected_batch_size(expected_batch_size)
     if sigma * max_norm > 1e150:
         raise ValueError(
             "noise_multiplier * max_norm (the noise standard deviation) must be <= 1e150, got "

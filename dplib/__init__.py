@@ -10,7 +10,9 @@ Mechanisms
     randomized_response, rr_estimate, rr_variance, k_randomized_response, k_rr_estimate,
     laplace_mechanism, discrete_laplace_mechanism, snapping_mechanism, gaussian_mechanism,
     discrete_gaussian_mechanism, gaussian_sigma, exponential_mechanism, report_noisy_max,
-    permute_and_flip
+    permute_and_flip, above_threshold, sparse_vector (the sparse vector technique)
+Synthetic data
+    mwem (multiplicative weights with the exponential mechanism)
 Queries and sensitivities
     clamp, private_count, private_sum, private_mean, private_histogram, count_sensitivity,
     sum_sensitivity, mean_sensitivity, histogram_sensitivity
@@ -78,6 +80,10 @@ _EXPORTS: dict[str, str] = {
     "private_mode": "dplib.selection",
     "median_utility": "dplib.selection",
     "exponential_utility_bound": "dplib.selection",
+    # many queries, few answers paid for (sparse vector) and synthetic data (MWEM)
+    "above_threshold": "dplib.mechanisms.sparse_vector",
+    "sparse_vector": "dplib.mechanisms.sparse_vector",
+    "mwem": "dplib.synthetic",
     # queries and sensitivities
     "clamp": "dplib.queries",
     "private_count": "dplib.queries",

@@ -181,6 +181,9 @@ BASELINES: dict[str, Baseline] = {
     "exponential_utility_bound": call(10, 1.0, 1.0, 0.05),
     "private_median": call([0.1, 0.4, 0.8], 0.0, 1.0, 1.0, rng=0),
     "private_mode": call([0, 1, 1, 2], 3, 1.0, rng=0),
+    "above_threshold": call([0.0, 3.0, 10.0], 5.0, 1.0, rng=0),
+    "sparse_vector": call([0.0, 3.0, 10.0, 12.0], 5.0, 1.0, 2, rng=0),
+    "mwem": call([5.0, 0.0, 3.0, 2.0], [[1, 1, 0, 0], [0, 0, 1, 1], [1, 0, 1, 0]], 1.0, 3, rng=0),
     "median_utility": call([1.0, 2.0, 3.0], [1.0, 2.0, 3.0]),
     # queries and sensitivities
     "clamp": call([1.0, 5.0, -2.0], 0.0, 1.0),

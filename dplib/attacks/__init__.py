@@ -9,13 +9,16 @@ One job per module:
 - :mod:`~dplib.attacks.kanonymity` -- k-anonymity, generalisation, suppression, l-diversity;
 - :mod:`~dplib.attacks.difference` -- recovering one value from two aggregates;
 - :mod:`~dplib.attacks.consistent_ages` -- counting the age tuples one published row allows;
-- :mod:`~dplib.attacks.reconstruction` -- rebuilding a census block from its published table.
+- :mod:`~dplib.attacks.reconstruction` -- rebuilding a census block from its published table;
+- :mod:`~dplib.attacks.dinur_nissim` -- rebuilding a column of secret bits from too-accurate
+  noisy subset sums (the Fundamental Law of Information Recovery).
 
 Tables are dictionaries mapping column names to equal-length 1-d numpy arrays.
 """
 
 from dplib.attacks.consistent_ages import count_consistent_ages, enumerate_consistent_ages
 from dplib.attacks.difference import difference_attack
+from dplib.attacks.dinur_nissim import noisy_subset_sums, reconstruct, subset_sum_queries
 from dplib.attacks.kanonymity import (
     class_diversity,
     generalize_age,
@@ -59,10 +62,13 @@ __all__ = [
     "l_diversity",
     "linkage_attack",
     "linkage_matches",
+    "noisy_subset_sums",
+    "reconstruct",
     "reconstruct_block",
     "reconstruction_is_unique",
     "sparse_linkage",
     "sparse_linkage_scores",
+    "subset_sum_queries",
     "suppress_small_classes",
     "uniqueness_fraction",
 ]

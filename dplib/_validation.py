@@ -148,6 +148,7 @@ def check_data(
     allow_empty: bool = False,
     dtype: Any = float,
     ndim: int | None = None,
+    records: bool = False,
 ) -> np.ndarray:
     """Return ``data`` as a numpy array, refusing what is not an array of real numbers.
 
@@ -167,7 +168,10 @@ def check_data(
     dtype : numpy dtype
         The dtype to convert to (float by default).
     ndim : int, optional
-        The number of dimensions required (1 for a column of records: one value per person).
+        The number of dimensions required.
+    records : bool
+        With ``ndim=1``: the values are records, one per person, and the message for a table says
+        how to pass a column instead of letting it be flattened into more people.
     """
     try:
         raw = np.asarray(data)
@@ -182,9 +186,17 @@ def check_data(
         raise TypeError(f"{name} must be an array of numbers (real, or booleans), got {what}")
     arr = raw.astype(dtype, copy=False)
     if ndim is not None and arr.ndim != ndim:
-        raise ValueError(
-            f"{name} must be a {ndim}-d array (one value per record), got shape {arr.shape}"
-        )
+        if ndim == 1 and records:  # a record is a row: a table must not be flattened
+            hint = (
+                "pass one column (table[:, j]), or count rows with len(table)"
+                if arr.ndim >= 2
+                else "wrap a single value in a list"
+            )
+            raise ValueError(
+                f"{name} must be a 1-d array with one value per person, got shape {arr.shape}: "
+                f"{hint}"
+            )
+        raise ValueError(f"{name} must be a {ndim}-d array, got shape {arr.shape}")
     if arr.size == 0 and not allow_empty:
         raise ValueError(f"{name} must not be empty")
     if np.issubdtype(arr.dtype, np.floating) and not np.all(np.isfinite(arr)):

@@ -64,17 +64,7 @@ _MAX_TOTAL = 2**52
 
 def _column(x: Any, name: str = "x", *, allow_empty: bool = True) -> np.ndarray:
     """``x`` as a 1-d float array of one value per person; a table (2-d) is refused, not flattened."""
-    arr = check_data(x, name, allow_empty=allow_empty)
-    if arr.ndim != 1:
-        hint = (
-            "pass one column (table[:, j]), or count rows with len(table)"
-            if arr.ndim >= 2
-            else "wrap a single value in a list"
-        )
-        raise ValueError(
-            f"{name} must be a 1-d array with one value per person, got shape {arr.shape}: {hint}"
-        )
-    return arr
+    return check_data(x, name, allow_empty=allow_empty, ndim=1, records=True)
 
 
 def _check_mechanism(mechanism: Any) -> str:

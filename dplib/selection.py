@@ -63,17 +63,7 @@ _MIN_MASS = 1e-280
 
 def _column(x: Any, name: str) -> np.ndarray:
     """``x`` as a 1-d float array, one value per person; a 2-d table is refused, not flattened."""
-    arr = check_data(x, name, allow_empty=True)
-    if arr.ndim != 1:
-        hint = (
-            "pass one column (table[:, j]): a row is one person"
-            if arr.ndim >= 2
-            else "wrap a single value in a list"
-        )
-        raise ValueError(
-            f"{name} must be a 1-d array with one value per person, got shape {arr.shape}: {hint}"
-        )
-    return arr
+    return check_data(x, name, allow_empty=True, ndim=1, records=True)
 
 
 # --------------------------------------------------------------------------------------------

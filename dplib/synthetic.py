@@ -62,7 +62,7 @@ def _check_queries(queries: Any, d: int) -> np.ndarray:
         )
     if q.shape[1] != d:
         raise ValueError(
-            f"queries must have one column per domain element ({d} columns), got shape {q.shape}"
+            f"queries must have one column per domain element of histogram ({d} columns), got shape {q.shape}"
         )
     if q.size > _MAX_ENTRIES:
         raise ValueError(f"queries must have at most {_MAX_ENTRIES} entries, got shape {q.shape}")

@@ -15,7 +15,7 @@ Synthetic data
     mwem (multiplicative weights with the exponential mechanism)
 Queries and sensitivities
     clamp, private_count, private_sum, private_mean, private_histogram, count_sensitivity,
-    sum_sensitivity, mean_sensitivity, histogram_sensitivity
+    sum_sensitivity, mean_sensitivity, histogram_sensitivity, linear_query_sensitivity
 Accounting
     PrivacyAccountant, BudgetExceededError, sequential_composition, parallel_composition,
     advanced_composition, optimal_composition, rdp_gaussian, rdp_subsampled_gaussian, rdp_to_dp,
@@ -94,6 +94,7 @@ _EXPORTS: dict[str, str] = {
     "histogram_sensitivity": "dplib.sensitivity",
     "sum_sensitivity": "dplib.sensitivity",
     "mean_sensitivity": "dplib.sensitivity",
+    "linear_query_sensitivity": "dplib.sensitivity",
     # models
     "DPNaiveBayes": "dplib.naive_bayes",
     "DPSGDClassifier": "dplib.dpsgd.classifier",

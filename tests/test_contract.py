@@ -195,6 +195,7 @@ BASELINES: dict[str, Baseline] = {
     "histogram_sensitivity": call(),
     "sum_sensitivity": call(0.0, 1.0),
     "mean_sensitivity": call(0.0, 1.0, 10),
+    "linear_query_sensitivity": call([[1.0, 1.0, 0.0], [0.0, 1.0, 1.0]]),
 }
 
 # ----------------------------------------------------------------------------- hostile values

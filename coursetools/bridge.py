@@ -382,11 +382,20 @@ class Server:
         if op == "call":  # a list of calls [[args, kwargs], ...], each repeated, one result each
             calls = self._decode(request["calls"], generators)
             repeat = request.get("repeat", 1)
-            results = [target(*args, **kwargs) for args, kwargs in calls for _ in range(repeat)]
+            try:
+                results = [target(*args, **kwargs) for args, kwargs in calls for _ in range(repeat)]
+            except BaseException as exc:  # noqa: BLE001 - a student's exception is an answer
+                # the draws made before the error are real: the grader's generators follow them
+                return {"ok": False, "error": _describe(exc), "generators": self._states(generators)}
             value = self._encode(results)
-            states = [self._encode(g.bit_generator.state) for g in generators]
-            return {"ok": True, "value": value, "generators": states}
+            return {"ok": True, "value": value, "generators": self._states(generators)}
         raise LookupError("unknown request")
+
+    def _states(self, generators: list) -> list | None:
+        try:
+            return [self._encode(g.bit_generator.state) for g in generators]
+        except BaseException:  # noqa: BLE001 - a generator the student broke: no states
+            return None
 
     def reply(self):
         return _Reply(self.last)

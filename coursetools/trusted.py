@@ -188,18 +188,35 @@ class Remote:
         request = dict(request, id=self._id)
         reply = self._link.request(request)
         if not reply.get("ok"):
+            try:  # draws made before the student's code failed still happened
+                self._follow(generators, reply.get("generators"))
+            except bridge.BoundaryError:
+                pass
             raise _failure(label, reply.get("error"))
         try:
             value = bridge.decode(reply.get("value"), make_handle=self._handle_maker(label))
-            for generator, state in zip(generators or [], reply.get("generators") or [], strict=False):
-                bridge.set_state(generator, state)
+            self._follow(generators, reply.get("generators"))
         except bridge.BoundaryError:
             raise _failure(label, {"boundary": True}) from None
         return value
 
+    @staticmethod
+    def _follow(generators, states) -> None:
+        """Move the grader's generators to the states they reached in the kernel."""
+        if not isinstance(states, list):
+            return
+        for generator, state in zip(generators or [], states, strict=False):
+            bridge.set_state(generator, state)
+
     def _handle_maker(self, label: str):
         def make(id: int, kind: str, type_name: str) -> Remote:
-            return Remote(self._link, id, kind, f"{type_name} returned by {label}"[:80])
+            if type_name.rpartition(".")[2] == label:  # an instance of the student's class: Budget(...)
+                name = f"{label}(...)"
+            elif type_name in ("method", "builtin_function_or_method"):  # obj.spend
+                name = label
+            else:
+                name = f"{type_name} returned by {label}"
+            return Remote(self._link, id, kind, name[:80])
 
         return make
 

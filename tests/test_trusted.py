@@ -153,3 +153,45 @@ def test_objects_stay_in_the_kernel_behind_handles():
 def test_a_value_the_grader_cannot_read_fails_with_a_clear_message():
     result, _ = run("x = weird()", {"weird": lambda: np.array([object()], dtype=object)})
     assert result["message"].startswith("weird returned something the grader cannot read")
+
+
+def test_a_generator_advances_even_when_the_student_code_raises():
+    # "refuse before drawing" is gradable only if draws made before an exception are visible
+    def draws_then_raises(rng):
+        rng.normal(size=3)
+        raise ValueError("refused too late")
+
+    def raises_at_once(rng):
+        raise ValueError("refused in time")
+
+    source = (
+        "g = np.random.default_rng(5)\n"
+        "state = g.bit_generator.state\n"
+        "try:\n"
+        "    raises_at_once(g)\n"
+        "except ValueError:\n"
+        "    pass\n"
+        "assert g.bit_generator.state == state\n"
+        "try:\n"
+        "    draws_then_raises(g)\n"
+        "except ValueError:\n"
+        "    pass\n"
+        "ref = np.random.default_rng(5)\n"
+        "ref.normal(size=3)\n"
+        "assert g.bit_generator.state == ref.bit_generator.state, 'the draws before the error count'\n"
+    )
+    result, _ = run(source, {"draws_then_raises": draws_then_raises, "raises_at_once": raises_at_once})
+    assert result["status"] == "passed", result
+
+
+class Budget:
+    """A student's class, defined at top level as in a notebook."""
+
+    def spend(self, x):
+        raise KeyError(x)
+
+
+def test_handles_of_instances_and_methods_are_named_like_the_code_that_made_them():
+    result, _ = run("b = Budget()\nb.spend(1)", {"Budget": Budget})
+    assert result["status"] == "failed"
+    assert "Budget(...).spend raised KeyError" in result["message"], result

@@ -118,6 +118,7 @@ CALLS: list[tuple[Any, dict[str, Any]]] = [
     (sensitivity.histogram_sensitivity, {"neighbouring": "replace"}),
     (sensitivity.sum_sensitivity, {"lower": 0.0, "upper": 1.0, "neighbouring": "replace"}),
     (sensitivity.mean_sensitivity, {"lower": 0.0, "upper": 1.0, "n": 10, "neighbouring": "replace"}),
+    (sensitivity.linear_query_sensitivity, {"queries": [[1.0, 1.0, 0.0], [0.0, 1.0, 1.0]], "neighbouring": "replace"}),
 ]
 
 #: Time allowed per call. The contract is one second; the margin absorbs a loaded test machine.

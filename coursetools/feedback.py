@@ -3,18 +3,24 @@
 One job: turn grading results (dicts from :func:`coursetools.grade.grade_job`) into files a
 person reads: one HTML page per (student, assignment), the grades CSV, and the text summary.
 
-The feedback page shows the student's own cells, and for each autograded test cell the version
-the student had (hidden tests already removed by the grader), its points and, when it failed, the
-last line of the error. It never shows a hidden test's source or any cell output (a student's
-code could print hidden code from inside a test), unlike nbgrader's feedback (#917, #1363).
+The feedback page shows the student's own cells, markdown and maths rendered offline
+(:mod:`coursetools.rendering`: MathML, no CDN, under a Content-Security-Policy that lets nothing
+run or load), and for each autograded test cell the version the student had (hidden tests already
+removed by the grader), its points and, when it failed, the grader's or the instructor's message.
+Tests are named by the exercise they grade ("Exercise 3 (2 points): ..."), taken from the heading
+above them. It never shows a hidden test's source or any cell output, unlike nbgrader's feedback
+(#917, #1363).
 """
 
 from __future__ import annotations
 
 import html
+import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+
+from coursetools.rendering import CONTENT_SECURITY_POLICY, markdown_to_html
 
 __all__ = [
     "display_name",
@@ -33,7 +39,9 @@ DISPLAY_MAX = 40  # characters of a name shown on the terminal or in a page's ti
 CSS = """
 body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
 pre{background:#f6f8fa;padding:.6rem;overflow-x:auto;border-radius:4px}
-.cell{margin:1rem 0}.md{white-space:pre-wrap}
+.cell{margin:1rem 0}.md{line-height:1.5}math[display=block]{margin:.6rem 0}
+blockquote{border-left:3px solid #ccc;margin:0;padding-left:1rem;color:#444}
+.gid{color:#777;font-size:.85em}
 .verdict{padding:.3rem .6rem;border-radius:4px;font-weight:600}
 .passed{background:#dcf5dc}.failed,.timeout,.died{background:#fde0e0}.partial{background:#fff3c4}
 .notrun{background:#eee}.manual{background:#e0ecff}
@@ -160,13 +168,41 @@ def feedback_path(directory: Path, student: str, assignment: str) -> Path:
     return path
 
 
+_TASK_HEADING = re.compile(r"^#{1,6}\s*(?P<title>.*?(?:Exercise|Written question)\b.*)$", re.MULTILINE)
+
+
+def _task_titles(cells: Sequence[dict]) -> dict[str, str]:
+    """``grade_id -> "Exercise 3 (2 points): ..."``: the last task heading above each graded cell.
+
+    Headings are read from the markdown the student handed in, so a title is shown as text,
+    never as markup; a cell with no heading above it keeps its ``grade_id``.
+    """
+    titles, current = {}, None
+    for cell in cells:
+        if cell.get("type") == "markdown":
+            for match in _TASK_HEADING.finditer(str(cell.get("source", ""))):
+                current = re.sub(r"^[^\w(]+", "", match.group("title")).strip()
+        if cell.get("kind") in ("test", "manual") and current:
+            titles.setdefault(str(cell.get("grade_id")), current[:120])
+    return titles
+
+
 def render_html(result: dict) -> str:
     """The feedback page of one graded submission."""
     esc = html.escape
     who, what = display_name(result["student"]), display_name(result["assignment"])
     title = f"{what}: feedback for {who}"
+    titles = _task_titles(result.get("feedback", []))
+
+    def task(grade_id) -> str:
+        gid = str(grade_id)
+        if gid in titles:
+            return f"{esc(titles[gid])} <span class='gid'>({esc(gid)})</span>"
+        return esc(gid)
+
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        f"<meta http-equiv='Content-Security-Policy' content=\"{CONTENT_SECURITY_POLICY}\">",
         f"<title>{esc(title)}</title><style>{CSS}</style></head><body>",
         f"<h1>{esc(title)}</h1>",
         f"<p><strong>Autograded score: {_fmt(result['score'])} / {_fmt(result['max_score'])}</strong>",
@@ -185,22 +221,22 @@ def render_html(result: dict) -> str:
         css = cell["status"].replace(" ", "") if cell["kind"] == "auto" else "manual"
         message = f" &mdash; {esc(cell['message'])}" if cell.get("message") else ""
         parts.append(
-            f"<tr><td>{esc(str(cell['grade_id']))}</td>"
+            f"<tr><td>{task(cell['grade_id'])}</td>"
             f"<td>{_fmt(cell['points'])} / {_fmt(cell['max_points'])}</td>"
             f"<td><span class='verdict {css}'>{esc(cell['status'])}</span>{message}</td></tr>"
         )
     parts.append("</table><h2>Your notebook</h2>")
     for cell in result.get("feedback", []):
         parts.append("<div class='cell'>")
-        if cell["type"] == "markdown" or cell["type"] == "raw":
-            parts.append(f"<div class='md'>{esc(cell['source'])}</div>")
+        if cell["type"] == "markdown":
+            parts.append(f"<div class='md'>{markdown_to_html(cell['source'])}</div>")
         else:
             parts.append(f"<pre>{esc(cell['source'])}</pre>")
         if cell.get("kind") == "test":
             status = cell["status"]
             message = f": {esc(cell['message'])}" if cell.get("message") else ""
             parts.append(
-                f"<div class='verdict {status.replace(' ', '')}'>{esc(str(cell['grade_id']))} "
+                f"<div class='verdict {status.replace(' ', '')}'>{task(cell['grade_id'])} "
                 f"{esc(status)} ({_fmt(cell['points'])} / {_fmt(cell['max_points'])}){message}</div>"
             )
         elif cell.get("kind") == "manual":

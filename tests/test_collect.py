@@ -418,3 +418,33 @@ def test_a_feedback_path_is_always_inside_the_feedback_directory(tmp_path, name)
     with pytest.raises(ValueError):
         feedback.feedback_path(tmp_path, "ada", name)
     assert feedback.feedback_path(tmp_path, "..ada", "pilot") == tmp_path / "..ada" / "pilot.html"
+
+
+def test_the_page_renders_markdown_and_maths_and_names_tests_by_their_exercise():
+    result = _result("ada")
+    result.update(
+        manual_max=2.0,
+        cells=[
+            {"grade_id": "avg_tests", "kind": "auto", "points": 0.0, "max_points": 3.0,
+             "status": "failed", "message": "the noise is not fresh"},
+            {"grade_id": "why_answer", "kind": "manual", "points": None, "max_points": 2.0,
+             "status": "graded by hand", "message": ""},
+        ],
+        feedback=[
+            {"type": "markdown", "kind": "text",
+             "source": "### ✏️ Exercise 1 (3 points): run the attack\n\nThe sd is $\\sqrt2/\\varepsilon$."},
+            {"type": "code", "kind": "answer", "source": "def f(): pass"},
+            {"type": "code", "kind": "test", "grade_id": "avg_tests", "source": "assert f()",
+             "status": "failed", "points": 0.0, "max_points": 3.0, "message": "the noise is not fresh"},
+            {"type": "markdown", "kind": "text", "source": "### ✍️ Written question 1 (2 points): why"},
+            {"type": "markdown", "kind": "manual", "grade_id": "why_answer", "max_points": 2.0,
+             "source": "**Because** $x_i$ <script>alert(1)</script> [x](javascript:alert(1))"},
+        ],
+    )
+    page = feedback.render_html(result)
+    assert "Content-Security-Policy" in page and "default-src 'none'" in page
+    assert "Exercise 1 (3 points): run the attack" in page.split("<h2>Your notebook")[0]
+    assert "Written question 1 (2 points): why" in page.split("<h2>Your notebook")[0]
+    assert "<strong>Because</strong>" in page and page.count("<math") == 2
+    assert "<script>" not in page and "javascript:" not in page
+    assert "the noise is not fresh" in page

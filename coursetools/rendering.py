@@ -99,7 +99,7 @@ def markdown_to_html(source: str) -> str:
     Examples
     --------
     >>> markdown_to_html("**Bold** and $x_i$")[:24]
-    '<p><strong>Bold</strong'
+    '<p><strong>Bold</strong>'
     >>> "<script>" in markdown_to_html("<script>alert(1)</script>")
     False
     """

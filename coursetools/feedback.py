@@ -196,8 +196,9 @@ def render_html(result: dict) -> str:
 
     def task(grade_id) -> str:
         gid = str(grade_id)
-        if gid in titles:
-            return f"{esc(titles[gid])} <span class='gid'>({esc(gid)})</span>"
+        if gid in titles:  # a heading's inline markdown and maths, rendered like the page
+            name = re.sub(r"^<p>|</p>\s*$", "", markdown_to_html(titles[gid]).strip())
+            return f"{name} <span class='gid'>({esc(gid)})</span>"
         return esc(gid)
 
     parts = [

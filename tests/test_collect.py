@@ -432,7 +432,7 @@ def test_the_page_renders_markdown_and_maths_and_names_tests_by_their_exercise()
         ],
         feedback=[
             {"type": "markdown", "kind": "text",
-             "source": "### ✏️ Exercise 1 (3 points): run the attack\n\nThe sd is $\\sqrt2/\\varepsilon$."},
+             "source": "### ✏️ Exercise 1 (3 points): run the attack at $\\varepsilon$\n\nThe sd is $\\sqrt2/\\varepsilon$."},
             {"type": "code", "kind": "answer", "source": "def f(): pass"},
             {"type": "code", "kind": "test", "grade_id": "avg_tests", "source": "assert f()",
              "status": "failed", "points": 0.0, "max_points": 3.0, "message": "the noise is not fresh"},
@@ -443,8 +443,9 @@ def test_the_page_renders_markdown_and_maths_and_names_tests_by_their_exercise()
     )
     page = feedback.render_html(result)
     assert "Content-Security-Policy" in page and "default-src 'none'" in page
-    assert "Exercise 1 (3 points): run the attack" in page.split("<h2>Your notebook")[0]
+    tests_table = page.split("<h2>Your notebook")[0]
+    assert "Exercise 1 (3 points): run the attack at <math" in tests_table  # its maths rendered too
     assert "Written question 1 (2 points): why" in page.split("<h2>Your notebook")[0]
-    assert "<strong>Because</strong>" in page and page.count("<math") == 2
+    assert "<strong>Because</strong>" in page and "$" not in page
     assert "<script>" not in page and "javascript:" not in page
     assert "the noise is not fresh" in page

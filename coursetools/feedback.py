@@ -174,8 +174,9 @@ _TASK_HEADING = re.compile(r"^#{1,6}\s*(?P<title>.*?(?:Exercise|Written question
 def _task_titles(cells: Sequence[dict]) -> dict[str, str]:
     """``grade_id -> "Exercise 3 (2 points): ..."``: the last task heading above each graded cell.
 
-    Headings are read from the markdown the student handed in, so a title is shown as text,
-    never as markup; a cell with no heading above it keeps its ``grade_id``.
+    Headings are read from the markdown the student handed in and rendered like the rest of it
+    (:func:`coursetools.rendering.markdown_to_html`: escaped, maths as MathML); a cell with no
+    heading above it keeps its ``grade_id``.
     """
     titles, current = {}, None
     for cell in cells:

@@ -7,11 +7,12 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: course test lint bench tour clean-venv release grade lab
+.PHONY: course test lint bench tour clean-venv release grade lab export
 
 # (Re)build the virtual environment when it is missing or older than the package metadata.
+# A .venv left without pip by an interrupted first run is rebuilt, not patched.
 $(STAMP): pyproject.toml
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip --version >/dev/null 2>&1 || { rm -rf $(VENV) && $(PYTHON) -m venv $(VENV); }
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
@@ -31,8 +32,20 @@ release: $(STAMP)
 grade: $(STAMP)
 	$(PY) -m coursetools grade $(SUBMISSIONS) --grades $(GRADES) $(GRADE_ARGS)
 
+# JupyterLab at the course root (nbgrader's course directory): students open notebooks/, the
+# formgrader finds solutions/ and the gradebook in build/. nbgrader runs `alembic` by name, so
+# the venv's bin/ goes on PATH; as root (a container, a VM) Jupyter needs --allow-root.
+VENV_PATH = PATH="$(CURDIR)/$(VENV)/bin:$$PATH"
+ALLOW_ROOT = $(if $(filter 0,$(shell id -u)),--allow-root,)
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab --ServerApp.root_dir=notebooks $(LAB_ARGS)
+	@mkdir -p build/nbgrader/exchange && chmod 1777 build/nbgrader/exchange
+	$(VENV_PATH) $(VENV)/bin/jupyter lab --ServerApp.root_dir="$(CURDIR)" $(ALLOW_ROOT) $(LAB_ARGS)
+
+# Final grades (autograded + the written answers graded in the formgrader) from the gradebook.
+FINAL_GRADES ?= build/final_grades.csv
+export: $(STAMP)
+	@mkdir -p build
+	$(VENV_PATH) $(VENV)/bin/nbgrader export --to $(FINAL_GRADES)
 
 tour: $(STAMP)
 	$(PY) -m dplib

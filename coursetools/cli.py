@@ -203,8 +203,25 @@ def cmd_grade(args) -> int:
     feedback_dir = Path(args.feedback) if args.feedback else Path(args.grades).parent / "feedback"
     write_outputs(results, Path(args.grades), feedback_dir)
     print(report(results, Path(args.grades), feedback_dir, warnings))
+    status = 0
+    if args.gradebook:
+        from coursetools import gradebook
+
+        try:
+            coursedir = gradebook.course_directory()
+            written, trouble = gradebook.record_results(jobs, results, coursedir)
+            for line in trouble:
+                print(f"  not in the gradebook: {line}", file=sys.stderr)
+            print(
+                f"gradebook: {coursedir.db_url} ({len(written)} submission(s); written answers"
+                " wait in the formgrader's Manual Grading, `make lab`; `make export` for final"
+                " grades)"
+            )
+        except Exception as exc:  # noqa: BLE001 - the CSV and feedback are written: say why not
+            print(f"gradebook not updated: {exc}", file=sys.stderr)
+            status = 1
     print(f"graded {len(results)} submission(s) in {time.monotonic() - start:.1f} s")
-    return 0
+    return status
 
 
 def _load_example_generator():
@@ -317,6 +334,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--grades", type=Path, default=BUILD / "grades.csv")
     p.add_argument("--feedback", type=Path, default=None, help="default: feedback/ beside GRADES")
     p.add_argument("--source", type=Path, default=ROOT / "solutions")
+    p.add_argument(
+        "--gradebook",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also record the grades in nbgrader's gradebook for the formgrader (default: on)",
+    )
     _grading_arguments(p)
     p.set_defaults(func=cmd_grade)
     p = sub.add_parser("course", help="release, validate, grade the example class")

@@ -20,6 +20,13 @@ def pytest_report_header(config):
     return f"dplib statistical tests: DPLIB_TEST_SEED={_SEED}"
 
 
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """The seed again at the end, where `pytest -q` (which drops the header) still shows it."""
+    terminalreporter.write_line(
+        f"statistical tests ran with DPLIB_TEST_SEED={_SEED}; replay: DPLIB_TEST_SEED={_SEED} make test"
+    )
+
+
 @pytest.fixture
 def rng_seed(request) -> int:
     """A seed that differs per run and per test (derived from DPLIB_TEST_SEED and the test name)."""

@@ -1,0 +1,221 @@
+"""Record ``make grade``'s results in nbgrader's gradebook, for the formgrader and ``nbgrader export``.
+
+One job: after the sandboxed grader has scored a class, put what it found where nbgrader's own
+tools look, so the instructor's loop runs in nbgrader's clients:
+
+- the gradebook (``CourseDirectory.db_url``, ``build/gradebook.db``) gets the assignment's cells
+  (nbgrader's ``SaveCells`` on the release notebook, as ``nbgrader generate_assignment`` does),
+  each student, and one submission per handed-in notebook with an ``auto_score`` per autograded
+  cell. A written answer has no ``auto_score`` and ``needs_manual_grade``, so the formgrader's
+  *Manual Grading* lists it; a manual score given there survives a re-grade (nbgrader's
+  ``SaveAutoGrades`` rule);
+- the submitted directory gets the notebook as handed in (the formgrader counts submissions
+  there), and the autograded directory (``build/nbgrader/autograded/<student>/<assignment>/<notebook>.ipynb``)
+  gets the notebook that was graded (the student's answers in the source's cells, hidden tests
+  included), each test cell carrying the grader's verdict as its output: the file the formgrader
+  shows beside its score boxes;
+- ``nbgrader export`` then writes final grades (autograded + manual) as CSV (``make export``).
+
+nbgrader's ``autograde`` is never run: the grades are those of the trusted grader
+(``coursetools.grade``), which raw nbgrader cannot fool-proof (docs/grading.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import os
+import sys
+import warnings
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import nbformat
+from nbformat.notebooknode import NotebookNode
+
+from coursetools.grade import Job, merge
+
+__all__ = ["course_directory", "record_results", "open_gradebook"]
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = ROOT / "nbgrader_config.py"
+
+
+def course_directory(config_file: Path = CONFIG):
+    """nbgrader's ``CourseDirectory`` as the course's ``nbgrader_config.py`` sets it."""
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config_file = Path(config_file)
+    config = PyFileConfigLoader(config_file.name, path=str(config_file.parent)).load_config()
+    return CourseDirectory(config=config)
+
+
+@contextlib.contextmanager
+def open_gradebook(db_url: str) -> Iterator:
+    """nbgrader's ``Gradebook`` on ``db_url``, creating the database and its directory if needed.
+
+    nbgrader stamps a new database with ``alembic heads``, run as a program: the virtualenv's
+    ``bin/`` must be on ``PATH`` even when the caller (make, an IDE) did not activate it.
+    """
+    from nbgrader.api import Gradebook
+
+    if db_url.startswith("sqlite:///"):
+        Path(db_url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+    bindir = str(Path(sys.executable).parent)
+    path = os.environ.get("PATH", "")
+    if bindir not in path.split(os.pathsep):
+        os.environ["PATH"] = bindir + (os.pathsep + path if path else "")
+    with Gradebook(db_url) as gradebook:
+        yield gradebook
+
+
+def _register_assignment(db_url: str, job: Job) -> None:
+    """The assignment, its notebook and its graded cells in the gradebook (nbgrader's SaveCells)."""
+    from nbgrader.preprocessors import SaveCells
+
+    release = nbformat.reads(job.release, as_version=4)
+    resources = {
+        "nbgrader": {"db_url": db_url, "assignment": job.assignment, "notebook": _notebook_id(job)}
+    }
+    try:
+        SaveCells().preprocess(release, resources)
+    except RuntimeError as exc:  # the notebook's graded cells changed after submissions exist
+        raise RuntimeError(
+            f"{exc}. The gradebook ({db_url}) holds submissions of an older version of "
+            f"{job.assignment}: grade into a fresh gradebook (move it away) or restore the cells."
+        ) from None
+
+
+def _notebook_id(job: Job) -> str:
+    return Path(job.notebook_name).stem if job.notebook_name else job.assignment
+
+
+def _verdict_output(cell: dict) -> NotebookNode:
+    points = f"{cell['points']:g}/{cell['max_points']:g}"
+    text = f"[grader] {cell['status']} ({points} points)"
+    if cell.get("message"):
+        text += f": {cell['message']}"
+    return nbformat.v4.new_output("stream", name="stdout", text=text + "\n")
+
+
+def graded_notebook(job: Job, result: dict) -> NotebookNode:
+    """The notebook the formgrader shows: answers in the source's cells, verdicts as outputs."""
+    source = nbformat.reads(job.source, as_version=4)
+    release = nbformat.reads(job.release, as_version=4)
+    try:
+        submission = nbformat.reads(job.submission.decode("utf-8"), as_version=4)
+        nb, _ = merge(source, release, submission)
+    except Exception:  # noqa: BLE001 - not a notebook: show the release, the problems say why
+        nb = copy.deepcopy(release)
+    verdicts = {c["grade_id"]: c for c in result["cells"] if c["kind"] == "auto"}
+    for cell in nb.cells:
+        gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if cell.cell_type == "code" and gid in verdicts:
+            cell.outputs = [_verdict_output(verdicts[gid])]
+    notes = list(result.get("problems", [])) + list(result.get("notes", []))
+    if notes:
+        lines = "\n".join(f"- {n}" for n in notes)
+        nb.cells.insert(0, nbformat.v4.new_markdown_cell(f"**Grader notes**\n\n{lines}"))
+    for index, cell in enumerate(nb.cells):
+        cell.id = f"cell-{index:04d}"
+    return nb
+
+
+def _sa_warning() -> type[Warning]:
+    from sqlalchemy.exc import SAWarning
+
+    return SAWarning
+
+
+def _record_one(gradebook, coursedir, job: Job, result: dict) -> Path:
+    from nbgrader.api import MissingEntry
+
+    notebook_id = _notebook_id(job)
+    gradebook.update_or_create_student(job.student)
+    try:
+        gradebook.find_submission(job.assignment, job.student)
+    except MissingEntry:
+        with warnings.catch_warnings():  # nbgrader's own autoflush warning, harmless here
+            warnings.simplefilter("ignore", category=_sa_warning())
+            gradebook.add_submission(job.assignment, job.student)
+    release = nbformat.reads(job.release, as_version=4)
+    stubs = {
+        c.metadata["nbgrader"]["grade_id"]: c.source
+        for c in release.cells
+        if c.get("metadata", {}).get("nbgrader", {}).get("solution")
+    }
+    nb = graded_notebook(job, result)
+    answers = {
+        c.metadata["nbgrader"]["grade_id"]: c.source
+        for c in nb.cells
+        if c.get("metadata", {}).get("nbgrader", {}).get("solution")
+    }
+    for cell in result["cells"]:
+        grade = gradebook.find_grade(cell["grade_id"], notebook_id, job.assignment, job.student)
+        grade.auto_score = cell["points"] if cell["kind"] == "auto" else None
+        # nbgrader's SaveAutoGrades rule: a human looks again where a human graded before
+        grade.needs_manual_grade = grade.manual_score is not None or grade.auto_score is None
+    for gid, stub in stubs.items():
+        try:
+            comment = gradebook.find_comment(gid, notebook_id, job.assignment, job.student)
+        except MissingEntry:
+            continue
+        comment.auto_comment = "No response." if answers.get(gid, stub) == stub else None
+    gradebook.db.commit()
+    handed_in = Path(
+        coursedir.format_path(coursedir.submitted_directory, job.student, job.assignment)
+    )
+    handed_in.mkdir(parents=True, exist_ok=True)
+    (handed_in / f"{notebook_id}.ipynb").write_bytes(job.submission)
+    folder = Path(coursedir.format_path(coursedir.autograded_directory, job.student, job.assignment))
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{notebook_id}.ipynb"
+    nbformat.write(nb, str(target))
+    return target
+
+
+def record_results(
+    jobs: Sequence[Job], results: Sequence[dict], coursedir=None
+) -> tuple[list[Path], list[str]]:
+    """Put each graded submission in nbgrader's gradebook and autograded directory.
+
+    Parameters
+    ----------
+    jobs, results : sequences of the same length
+        The grading jobs and ``coursetools.grade.grade_job``'s result for each.
+    coursedir : nbgrader.coursedir.CourseDirectory, optional
+        Where the gradebook and the autograded notebooks live (default: ``nbgrader_config.py``).
+
+    Returns
+    -------
+    written : list of Path
+        The autograded notebooks written, one per handed-in submission recorded.
+    problems : list of str
+        The submissions that could not be recorded, and why (the others are recorded).
+    """
+    if len(jobs) != len(results):
+        raise ValueError(f"{len(jobs)} jobs but {len(results)} results: they must pair up")
+    coursedir = course_directory() if coursedir is None else coursedir
+    db_url = coursedir.db_url
+    written, problems = [], []
+    with open_gradebook(db_url):  # create the database (and its directory) once
+        pass
+    registered = set()
+    for job in jobs:
+        if job.assignment not in registered:
+            with open_gradebook(db_url) as gradebook:
+                gradebook.update_or_create_assignment(job.assignment)
+            _register_assignment(db_url, job)
+            registered.add(job.assignment)
+    with open_gradebook(db_url) as gradebook:
+        for job, result in zip(jobs, results, strict=True):
+            if job.submission is None:
+                continue  # nothing handed in: nbgrader's export counts it as zero
+            try:
+                (job.student + job.assignment).encode("utf-8")
+            except UnicodeEncodeError:
+                problems.append(f"{job.student!a}/{job.assignment!a}: the name is not UTF-8")
+                continue
+            written.append(_record_one(gradebook, coursedir, job, result))
+    return written, problems

@@ -1,0 +1,238 @@
+"""``make grade`` fills nbgrader's gradebook: the formgrader lists the written answers, export sums.
+
+``coursetools.gradebook.record_results`` takes the trusted grader's results and writes them where
+nbgrader's own clients read: the gradebook database and the autograded directory. These tests read
+them back through nbgrader's ``NbGraderAPI`` (the object behind the formgrader's pages) and through
+``nbgrader export`` (the CSV an instructor hands on), so a wrong score, a written answer not
+waiting for a human, a lost manual grade or a missing autograded notebook each fail.
+
+No kernel runs: results are shaped like :func:`coursetools.grade.grade_job`'s, for the pilot
+fixture (three autograded exercises worth 2 + 2 + 3 points and a written answer worth 1).
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from coursetools import gradebook
+from coursetools.grade import Job
+from coursetools.release import notebook_bytes, release_notebook
+
+ROOT = Path(__file__).resolve().parents[1]
+PILOT = ROOT / "tests" / "fixtures" / "solutions" / "pilot" / "pilot.ipynb"
+AUTO = {"clamp_tests": 2.0, "validate_epsilon_tests": 2.0, "rr_estimate_tests": 3.0}
+WRITTEN = "why_random"
+
+
+@pytest.fixture(scope="module")
+def empty_gradebook(tmp_path_factory) -> Path:
+    """An empty gradebook, made once: nbgrader stamps each new one by running ``alembic``."""
+    path = tmp_path_factory.mktemp("template") / "gradebook.db"
+    with gradebook.open_gradebook(f"sqlite:///{path}"):
+        pass
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _seeded_gradebook(tmp_path, empty_gradebook):
+    (tmp_path / "build").mkdir()
+    shutil.copy(empty_gradebook, tmp_path / "build" / "gradebook.db")
+    shutil.copytree(PILOT.parent, tmp_path / "solutions" / "pilot")  # the course's source
+
+
+def _course(tmp_path: Path):
+    from nbgrader.coursedir import CourseDirectory
+
+    (tmp_path / "nbgrader_config.py").write_text(
+        "c = get_config()\n"
+        f"c.CourseDirectory.root = {str(tmp_path)!r}\n"
+        f"c.CourseDirectory.db_url = 'sqlite:///{tmp_path}/build/gradebook.db'\n"
+        "c.CourseDirectory.source_directory = 'solutions'\n"
+        "c.CourseDirectory.release_directory = 'notebooks'\n"
+        "c.CourseDirectory.autograded_directory = 'build/autograded'\n"
+        "c.CourseDirectory.submitted_directory = 'build/submitted'\n"
+    )
+    return gradebook.course_directory(tmp_path / "nbgrader_config.py"), CourseDirectory
+
+
+def _job(student: str, answered: bool) -> Job:
+    source = nbformat.read(PILOT, as_version=4)
+    release = release_notebook(copy.deepcopy(source), "pilot")
+    handed = copy.deepcopy(release)
+    if answered:
+        solutions = {c.metadata["nbgrader"]["grade_id"]: c.source for c in source.cells
+                     if c.metadata.get("nbgrader", {}).get("solution")}
+        for cell in handed.cells:
+            gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+            if gid in solutions and cell.metadata["nbgrader"].get("solution"):
+                cell.source = solutions[gid]
+    return Job(
+        student=student,
+        assignment="pilot",
+        source=nbformat.writes(source),
+        release=nbformat.writes(release),
+        submission=notebook_bytes(handed),
+        notebook_name="pilot.ipynb",
+    )
+
+
+def _result(student: str, points: dict[str, float], message: str = "") -> dict:
+    cells = [
+        {"grade_id": gid, "kind": "auto", "points": points.get(gid, 0.0), "max_points": top,
+         "status": "passed" if points.get(gid, 0.0) == top else "failed", "message": message}
+        for gid, top in AUTO.items()
+    ]
+    cells.append({"grade_id": WRITTEN, "kind": "manual", "points": None, "max_points": 1.0,
+                  "status": "graded by hand", "message": ""})
+    return {"student": student, "assignment": "pilot", "cells": cells, "problems": [], "notes": []}
+
+
+def _record(coursedir, ada_points=AUTO, bob_message="the estimate is biased"):
+    jobs = [_job("ada", True), _job("bob", False)]
+    results = [_result("ada", dict(ada_points)), _result("bob", {}, bob_message)]
+    written, problems = gradebook.record_results(jobs, results, coursedir)
+    assert problems == []
+    return written
+
+
+def _api(coursedir):
+    from nbgrader.apps.api import NbGraderAPI
+
+    return NbGraderAPI(coursedir=coursedir)
+
+
+def test_the_formgrader_lists_every_submission_with_its_autograded_score(tmp_path):
+    coursedir, _ = _course(tmp_path)
+    written = _record(coursedir)
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in written) == [
+        "build/autograded/ada/pilot/pilot.ipynb",
+        "build/autograded/bob/pilot/pilot.ipynb",
+    ]
+    rows = {r["student"]: r for r in _api(coursedir).get_notebook_submissions("pilot", "pilot")}
+    assert set(rows) == {"ada", "bob"}
+    assert rows["ada"]["code_score"] == 7.0 and rows["bob"]["code_score"] == 0.0
+    assert rows["ada"]["max_code_score"] == 7.0 and rows["ada"]["max_written_score"] == 1.0
+    # the written answer waits for a human, for both students
+    assert rows["ada"]["needs_manual_grade"] and rows["bob"]["needs_manual_grade"]
+    # Manage Assignments counts the submissions handed in
+    assert _api(coursedir).get_assignment("pilot")["num_submissions"] == 2
+
+
+def test_the_written_answer_waits_for_a_human_and_a_blank_one_says_no_response(tmp_path):
+    coursedir, _ = _course(tmp_path)
+    _record(coursedir)
+    with gradebook.open_gradebook(coursedir.db_url) as gb:
+        grade = gb.find_grade(WRITTEN, "pilot", "pilot", "ada")
+        assert grade.auto_score is None and grade.needs_manual_grade
+        passed = gb.find_grade("clamp_tests", "pilot", "pilot", "ada")
+        assert passed.auto_score == 2.0 and not passed.needs_manual_grade
+        assert gb.find_comment(WRITTEN, "pilot", "pilot", "bob").auto_comment == "No response."
+        assert gb.find_comment(WRITTEN, "pilot", "pilot", "ada").auto_comment is None
+
+
+def test_a_manual_grade_survives_a_regrade_and_export_adds_it(tmp_path):
+    coursedir, _ = _course(tmp_path)
+    _record(coursedir)
+    with gradebook.open_gradebook(coursedir.db_url) as gb:  # what the formgrader's score box does
+        gb.find_grade(WRITTEN, "pilot", "pilot", "ada").manual_score = 1.0
+        gb.db.commit()
+    _record(coursedir, ada_points={**AUTO, "rr_estimate_tests": 0.0})  # graded again: 4 auto
+    with gradebook.open_gradebook(coursedir.db_url) as gb:
+        assert gb.find_grade(WRITTEN, "pilot", "pilot", "ada").manual_score == 1.0
+        assert gb.find_grade("rr_estimate_tests", "pilot", "pilot", "ada").auto_score == 0.0
+    out = tmp_path / "final.csv"
+    bindir = Path(sys.executable).parent
+    subprocess.run(
+        [str(bindir / "nbgrader"), "export", "--to", str(out)],
+        cwd=tmp_path, check=True, capture_output=True, timeout=120,
+    )
+    rows = {r["student_id"]: r for r in csv.DictReader(out.open())}
+    assert float(rows["ada"]["score"]) == 5.0  # 4 autograded + 1 written
+    assert float(rows["ada"]["max_score"]) == 8.0
+    assert float(rows["bob"]["score"]) == 0.0
+
+
+def test_the_autograded_notebook_shows_answers_hidden_tests_and_each_verdict(tmp_path):
+    coursedir, _ = _course(tmp_path)
+    _record(coursedir)
+    bob = nbformat.read(tmp_path / "build/autograded/bob/pilot/pilot.ipynb", as_version=4)
+    tests = {c.metadata["nbgrader"]["grade_id"]: c for c in bob.cells
+             if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"}
+    assert set(tests) == set(AUTO)
+    for cell in tests.values():
+        assert "BEGIN HIDDEN TESTS" in cell.source  # the instructor sees what was run
+        (output,) = cell.outputs
+        assert output.text.startswith("[grader] failed (0/")
+        assert "the estimate is biased" in output.text
+    ada = nbformat.read(tmp_path / "build/autograded/ada/pilot/pilot.ipynb", as_version=4)
+    answer = next(c for c in ada.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "clamp")
+    assert "np.clip" in answer.source or "return" in answer.source
+    assert "NotImplementedError" not in answer.source
+
+
+def test_changing_an_assignment_after_grading_says_what_to_do(tmp_path):
+    coursedir, _ = _course(tmp_path)
+    _record(coursedir)
+    job = _job("cy", True)
+    release = nbformat.reads(job.release, as_version=4)
+    extra = copy.deepcopy(next(c for c in release.cells
+                               if c.metadata.get("nbgrader", {}).get("grade_id") == "clamp_tests"))
+    extra.metadata["nbgrader"]["grade_id"] = "new_tests"
+    extra.id = "new-tests"
+    release.cells.append(extra)
+    job.release = nbformat.writes(release)
+    with pytest.raises(RuntimeError, match="fresh gradebook"):
+        gradebook.record_results([job], [_result("cy", {})], coursedir)
+
+
+def test_jobs_and_results_must_pair_up(tmp_path):
+    coursedir, _ = _course(tmp_path)
+    with pytest.raises(ValueError, match="must pair up"):
+        gradebook.record_results([_job("ada", True)], [], coursedir)
+
+
+def test_nothing_handed_in_records_no_submission(tmp_path):
+    coursedir, _ = _course(tmp_path)
+    job = _job("dan", False)
+    job.submission = None
+    assert gradebook.record_results([job], [_result("dan", {})], coursedir) == ([], [])
+    assert _api(coursedir).get_notebook_submissions("pilot", "pilot") == [] or all(
+        not r["submitted"] for r in _api(coursedir).get_notebook_submissions("pilot", "pilot")
+    )
+
+
+def test_a_name_the_gradebook_cannot_store_is_reported_and_the_others_recorded(tmp_path):
+    coursedir, _ = _course(tmp_path)
+    odd = _job("caf\udce9", True)  # an undecodable directory name, as os.listdir gives it
+    written, problems = gradebook.record_results(
+        [odd, _job("ada", True)], [_result("caf\udce9", {}), _result("ada", AUTO)], coursedir
+    )
+    assert [p.parent.parent.name for p in written] == ["ada"]
+    assert len(problems) == 1 and "not UTF-8" in problems[0]
+
+
+def test_make_lab_serves_the_course_root_so_the_formgrader_links_resolve():
+    """The formgrader refuses a course root outside the server root (its Edit/Preview links 404)."""
+    import os
+    import re
+    import shlex
+
+    dry = subprocess.run(
+        ["make", "-n", "lab"], cwd=ROOT, capture_output=True,
+        text=True, check=True, timeout=60,
+    ).stdout
+    (line,) = [ln for ln in dry.splitlines() if "jupyter lab" in ln]
+    (root_dir,) = re.findall(r"--ServerApp\.root_dir=(\S+)", line)
+    root_dir = shlex.split(root_dir)[0]
+    course_root = gradebook.course_directory().root
+    assert not os.path.relpath(course_root, root_dir).startswith(".."), (course_root, root_dir)
+    assert f"{ROOT}/.venv/bin" in line.split()[0]  # nbgrader runs `alembic` by name
+    assert ("--allow-root" in line) == (os.geteuid() == 0)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -242,6 +243,7 @@ def _fill(job: Job, student_fd: int, kind: str | None) -> None:
                     f"no {job.assignment}.ipynb: graded {display_name(chosen)} instead"
                 )
             job.submission = data
+            job.exchange = _exchange_metadata(fd)
     except _Refused as exc:
         job.problems.append(str(exc))
     except Exception as exc:  # noqa: BLE001 - never raised for one submission
@@ -263,6 +265,41 @@ def _choose_notebook(dir_fd: int, assignment: str) -> str | None:
             if entry.name.endswith(".ipynb") and not entry.name.startswith("."):
                 others.append((not entry.is_file(follow_symlinks=False), entry.name))
     return min(others)[1] if others else None
+
+
+# nbgrader's exchange metadata: small text files, read like the notebook and then validated.
+EXCHANGE_FILES = {
+    "timestamp": ("timestamp.txt", re.compile(r"[0-9][0-9A-Za-z :.+\-]{0,63}")),
+    "secret": ("submission_secret.txt", re.compile(r"[A-Za-z0-9\-]{1,128}")),
+}
+
+
+def _exchange_metadata(dir_fd: int) -> dict[str, str]:
+    """``timestamp`` and ``secret`` from the files nbgrader's collect leaves, when both are sane.
+
+    Read with the notebook's care (no link followed, a regular file, small); anything else, or a
+    value of the wrong shape, gives ``{}``: the submission is graded, its feedback is not
+    released through the exchange.
+    """
+    found = {}
+    for key, (name, shape) in EXCHANGE_FILES.items():
+        try:
+            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            if not stat.S_ISREG(st.st_mode) or st.st_size > 256:
+                return {}
+            fd = os.open(name, FILE_FLAGS, dir_fd=dir_fd)
+            try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    return {}
+                text = os.read(fd, 257).decode("ascii").strip()
+            finally:
+                os.close(fd)
+        except (OSError, UnicodeDecodeError):
+            return {}
+        if not shape.fullmatch(text):
+            return {}
+        found[key] = text
+    return found
 
 
 # ------------------------------------------------------------------------------------ the notebook

@@ -84,6 +84,9 @@ class Job:
     files: dict[str, bytes] = field(default_factory=dict)  # the assignment's own data files
     problems: list[str] = field(default_factory=list)  # found while collecting
     options: Options = field(default_factory=Options)
+    # nbgrader's exchange leaves timestamp.txt and submission_secret.txt beside a collected
+    # notebook; kept (validated) so its feedback can be released back through the exchange.
+    exchange: dict[str, str] = field(default_factory=dict)
 
 
 # ------------------------------------------------------------------------------------ cell kinds

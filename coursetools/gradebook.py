@@ -14,6 +14,9 @@ tools look, so the instructor's loop runs in nbgrader's clients:
   gets the notebook that was graded (the student's answers in the source's cells, hidden tests
   included), each test cell carrying the grader's verdict as its output: the file the formgrader
   shows beside its score boxes;
+- for a submission collected through nbgrader's exchange (JupyterHub), the feedback page goes to
+  the feedback directory with the exchange's timestamp and secret, so ``nbgrader
+  release_feedback`` returns it to the student who handed it in;
 - ``nbgrader export`` then writes final grades (autograded + manual) as CSV (``make export``).
 
 nbgrader's ``autograde`` is never run: the grades are those of the trusted grader
@@ -129,16 +132,20 @@ def _sa_warning() -> type[Warning]:
 
 
 def _record_one(gradebook, coursedir, job: Job, result: dict) -> Path:
+    from nbgrader import utils
     from nbgrader.api import MissingEntry
 
     notebook_id = _notebook_id(job)
     gradebook.update_or_create_student(job.student)
+    stamp = {"timestamp": job.exchange["timestamp"]} if job.exchange.get("timestamp") else {}
     try:
-        gradebook.find_submission(job.assignment, job.student)
+        submission = gradebook.find_submission(job.assignment, job.student)
+        if stamp:
+            submission.timestamp = utils.parse_utc(stamp["timestamp"])
     except MissingEntry:
         with warnings.catch_warnings():  # nbgrader's own autoflush warning, harmless here
             warnings.simplefilter("ignore", category=_sa_warning())
-            gradebook.add_submission(job.assignment, job.student)
+            gradebook.add_submission(job.assignment, job.student, **stamp)
     release = nbformat.reads(job.release, as_version=4)
     stubs = {
         c.metadata["nbgrader"]["grade_id"]: c.source
@@ -172,7 +179,26 @@ def _record_one(gradebook, coursedir, job: Job, result: dict) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / f"{notebook_id}.ipynb"
     nbformat.write(nb, str(target))
+    if job.exchange.get("timestamp") and job.exchange.get("secret"):
+        _feedback_for_exchange(coursedir, job, result, notebook_id)
     return target
+
+
+def _feedback_for_exchange(coursedir, job: Job, result: dict, notebook_id: str) -> None:
+    """The feedback page where ``nbgrader release_feedback`` looks, with the files it needs.
+
+    nbgrader names the released file by a hash of the submission's secret and the notebook, so
+    only the student who handed in that submission can fetch it (``fetch_feedback``).
+    """
+    from coursetools.feedback import render_html
+
+    folder = Path(coursedir.format_path(coursedir.feedback_directory, job.student, job.assignment))
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{notebook_id}.html").write_text(
+        render_html(result), encoding="utf-8", errors="backslashreplace"
+    )
+    (folder / "timestamp.txt").write_text(job.exchange["timestamp"], encoding="ascii")
+    (folder / "submission_secret.txt").write_text(job.exchange["secret"], encoding="ascii")
 
 
 def record_results(

@@ -449,3 +449,44 @@ def test_the_page_renders_markdown_and_maths_and_names_tests_by_their_exercise()
     assert "<strong>Because</strong>" in page and "$" not in page
     assert "<script>" not in page and "javascript:" not in page
     assert "the noise is not fresh" in page
+
+
+# ------------------------------------------------------------- nbgrader's exchange metadata
+
+
+def _with_exchange_files(root: Path, student: str, timestamp, secret) -> Path:
+    _honest(root, student)
+    folder = root / student / "pilot"
+    for name, value in (("timestamp.txt", timestamp), ("submission_secret.txt", secret)):
+        if isinstance(value, str):
+            (folder / name).write_text(value)
+        elif value is not None:
+            value(folder / name)
+    return folder
+
+
+def test_the_exchange_timestamp_and_secret_are_kept_when_sane(tmp_path):
+    _with_exchange_files(tmp_path, "ana", "2026-11-23 20:51:02.123456 UTC", "3f2a9c0d-41e7")
+    (job,) = collect(tmp_path)[0]
+    assert job.exchange == {"timestamp": "2026-11-23 20:51:02.123456 UTC", "secret": "3f2a9c0d-41e7"}
+
+
+@pytest.mark.parametrize(
+    "timestamp, secret",
+    [
+        (lambda p: p.symlink_to("/etc/shadow"), "abc"),  # a link is never followed
+        ("2026-11-23 20:51:02", lambda p: p.symlink_to("/etc/hostname")),
+        ("2026-11-23 20:51:02", "x" * 300),  # too big
+        ("<script>", "abc"),  # not a timestamp
+        ("2026-11-23", "../../../etc"),  # not a secret
+        ("2026-11-23", None),  # only one of the two
+        (lambda p: p.mkdir(), "abc"),  # a directory
+    ],
+)
+def test_exchange_files_of_the_wrong_kind_or_shape_are_ignored_not_followed(
+    tmp_path, timestamp, secret
+):
+    _with_exchange_files(tmp_path, "ana", timestamp, secret)
+    (job,) = collect(tmp_path)[0]
+    assert job.submission is not None and job.problems == []  # graded as usual
+    assert job.exchange == {}  # but nothing is taken from those files

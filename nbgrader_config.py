@@ -24,6 +24,9 @@ c.CourseDirectory.autograded_directory = "build/nbgrader/autograded"
 c.CourseDirectory.feedback_directory = "build/nbgrader/feedback"
 # The gradebook is an implementation detail: kept in build/ (gitignored), never committed.
 c.CourseDirectory.db_url = "sqlite:///" + os.path.join(ROOT, "build", "gradebook.db")
+# SQLite makes the file but not its folder: without build/ every nbgrader client (the
+# formgrader, collect, export) fails with "unable to open database file".
+os.makedirs(os.path.join(ROOT, "build"), exist_ok=True)
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", ".DS_Store"]
 
 # The markers the course uses (nbgrader's defaults, spelled out).
@@ -37,5 +40,6 @@ c.ClearHiddenTests.end_test_delimeter = "END HIDDEN TESTS"
 # on stderr as a failure; `make grade` counts only errors, see docs/grading.md.)
 c.Execute.timeout = 600
 
-# No exchange service: students get notebooks/ from the repository or the course site.
-c.Exchange.root = os.path.join(ROOT, "build", "nbgrader", "exchange")
+# nbgrader's exchange: on one machine a folder in build/ (hand-in is a folder per student, see
+# docs/grading.md); on JupyterHub the shared directory deploy/jupyterhub_config.py sets.
+c.Exchange.root = os.environ.get("NBGRADER_EXCHANGE") or os.path.join(ROOT, "build", "nbgrader", "exchange")

@@ -208,7 +208,7 @@ def cmd_grade(args) -> int:
         from coursetools import gradebook
 
         try:
-            coursedir = gradebook.course_directory()
+            coursedir = gradebook.course_directory(args.nbgrader_config)
             written, trouble = gradebook.record_results(jobs, results, coursedir)
             for line in trouble:
                 print(f"  not in the gradebook: {line}", file=sys.stderr)
@@ -339,6 +339,12 @@ def main(argv: list[str] | None = None) -> int:
         action=argparse.BooleanOptionalAction,
         default=True,
         help="also record the grades in nbgrader's gradebook for the formgrader (default: on)",
+    )
+    p.add_argument(
+        "--nbgrader-config",
+        type=Path,
+        default=ROOT / "nbgrader_config.py",
+        help="the course directory's nbgrader_config.py (where the gradebook is)",
     )
     _grading_arguments(p)
     p.set_defaults(func=cmd_grade)

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def _pyproject_requirements() -> dict[str, Requirement]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     requirements = [Requirement(r) for r in project["dependencies"]]
-    for extra in ("course", "dev"):
+    for extra in ("course", "hub", "dev"):
         requirements += [Requirement(r) for r in project["optional-dependencies"][extra]]
     return {r.name.lower(): r for r in requirements if r.name != "dplib"}
 

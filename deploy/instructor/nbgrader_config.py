@@ -1,0 +1,13 @@
+"""nbgrader for an instructor's server on the hub: the course directory's own configuration.
+
+The hub starts instructors' servers in ``COURSE_ROOT`` with this directory on
+``JUPYTER_CONFIG_PATH``; the course's ``nbgrader_config.py`` reads ``NBGRADER_EXCHANGE``.
+"""
+
+import os
+
+c = get_config()  # noqa: F821 - provided by traitlets
+load_subconfig(os.path.join(os.environ["COURSE_ROOT"], "nbgrader_config.py"))  # noqa: F821
+if os.environ.get("COURSE_HUB_DEMO") == "1":
+    # one OS account runs every server in the demo, so every inbound file is "owned" by it
+    c.CollectApp.check_owner = False

@@ -1,0 +1,107 @@
+"""JupyterHub for the course: instructors grade in the course directory, students use nbgrader's exchange.
+
+Run from the course's virtualenv (it has jupyterhub and a configurable-http-proxy)::
+
+    COURSE_ROOT=/srv/dp-course INSTRUCTORS=alice STUDENTS=bob,carol \\
+        .venv/bin/jupyterhub -f deploy/jupyterhub_config.py
+
+Settings come from the environment (docs/jupyterhub.md has the whole walk-through):
+
+``COURSE_ROOT``            the course directory (a clone of this repository): the instructors'
+                           servers start there, so the formgrader finds solutions/ and build/.
+``NBGRADER_EXCHANGE``      nbgrader's exchange, shared by everyone (default /srv/nbgrader/exchange;
+                           made world-writable with the sticky bit, as nbgrader requires).
+``INSTRUCTORS``, ``STUDENTS``  comma-separated user names (the allowed users; instructors are admins).
+``HUB_IP``, ``HUB_PORT``   where the hub listens (default 127.0.0.1:8000; put TLS in front);
+                           ``HUB_API_PORT`` (8081) and ``PROXY_API_PORT`` (8001) are internal.
+``COURSE_HUB_STATE``       the hub's database, cookie secret and proxy token (default ./hub-state).
+``COURSE_HUB_DEMO=1``      one machine, one operating-system account: a dummy authenticator (the
+                           password in ``COURSE_HUB_DEMO_PASSWORD``) and every server run as the
+                           hub's own user, each student known to nbgrader by the hub user name.
+                           For a trial and the end-to-end test only: the students could read each
+                           other's files. A class uses real accounts (the default: PAM and one
+                           system user per person) or a container spawner.
+``COURSE_HUB_ADMIN_TOKEN`` optional: an API token for a service that may manage users and
+                           servers (the end-to-end test drives the hub with it).
+"""
+
+import os
+import sys
+from pathlib import Path
+
+c = get_config()  # noqa: F821 - provided by traitlets when JupyterHub loads this file
+
+HERE = Path(__file__).resolve().parent
+BIN = Path(sys.executable).parent  # the virtualenv's bin/: jupyterhub-singleuser, the proxy
+COURSE_ROOT = Path(os.environ.get("COURSE_ROOT", HERE.parent)).resolve()
+EXCHANGE = Path(os.environ.get("NBGRADER_EXCHANGE", "/srv/nbgrader/exchange"))
+COURSE_ID = os.environ.get("COURSE_ID", "dp-course")
+INSTRUCTORS = {u for u in os.environ.get("INSTRUCTORS", "").split(",") if u}
+STUDENTS = {u for u in os.environ.get("STUDENTS", "").split(",") if u}
+STATE = Path(os.environ.get("COURSE_HUB_STATE", "hub-state")).resolve()
+DEMO = os.environ.get("COURSE_HUB_DEMO") == "1"
+
+STATE.mkdir(parents=True, exist_ok=True, mode=0o700)
+EXCHANGE.mkdir(parents=True, exist_ok=True)
+EXCHANGE.chmod(0o1777)  # nbgrader's exchange: everyone writes, nobody removes another's files
+
+c.JupyterHub.ip = os.environ.get("HUB_IP", "127.0.0.1")
+c.JupyterHub.port = int(os.environ.get("HUB_PORT", "8000"))
+c.JupyterHub.hub_ip = "127.0.0.1"
+c.JupyterHub.hub_port = int(os.environ.get("HUB_API_PORT", "8081"))
+c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{os.environ.get('PROXY_API_PORT', '8001')}"
+c.JupyterHub.db_url = f"sqlite:///{STATE / 'jupyterhub.sqlite'}"
+c.JupyterHub.cookie_secret_file = str(STATE / "jupyterhub_cookie_secret")
+c.JupyterHub.pid_file = str(STATE / "jupyterhub.pid")
+c.ConfigurableHTTPProxy.command = [str(BIN / "configurable-http-proxy")]
+c.ConfigurableHTTPProxy.pid_file = str(STATE / "proxy.pid")
+
+c.Authenticator.allowed_users = INSTRUCTORS | STUDENTS
+c.Authenticator.admin_users = INSTRUCTORS
+c.Spawner.cmd = [str(BIN / "jupyterhub-singleuser")]
+c.Spawner.default_url = "/lab"
+c.Spawner.http_timeout = 120
+c.Spawner.start_timeout = 180
+
+if DEMO:
+    c.JupyterHub.authenticator_class = "dummy"
+    c.DummyAuthenticator.password = os.environ.get("COURSE_HUB_DEMO_PASSWORD", "")
+    c.JupyterHub.spawner_class = "simple"  # every server as the hub's own OS user
+    c.SimpleLocalProcessSpawner.home_dir_template = str(STATE / "homes" / "{username}")
+    if os.geteuid() == 0:  # a container or a VM where the hub runs as root
+        c.Spawner.args = ["--allow-root"]
+
+token = os.environ.get("COURSE_HUB_ADMIN_TOKEN")
+if token:
+    c.JupyterHub.services = [{"name": "course-admin", "api_token": token}]
+    c.JupyterHub.load_roles = [
+        {
+            "name": "course-admin",
+            "scopes": ["admin:users", "admin:servers", "tokens", "list:users", "read:users"],
+            "services": ["course-admin"],
+        }
+    ]
+
+
+def _per_user_settings(spawner):
+    """Instructors work in the course directory; students in their home, without the formgrader."""
+    name = spawner.user.name
+    role = "instructor" if name in INSTRUCTORS else "student"
+    env = {
+        # nbgrader and Jupyter read this directory's nbgrader_config.py / jupyter_server_config.json
+        "JUPYTER_CONFIG_PATH": str(HERE / role),
+        "NBGRADER_EXCHANGE": str(EXCHANGE),
+        "COURSE_ID": COURSE_ID,
+        "COURSE_ROOT": str(COURSE_ROOT),
+        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
+    }
+    if DEMO:
+        env["COURSE_HUB_DEMO"] = "1"
+    spawner.environment.update(env)
+    if role == "instructor":
+        spawner.notebook_dir = str(COURSE_ROOT)  # the formgrader's links resolve from here
+    if DEMO:
+        Path(spawner.home_dir_template.format(username=name)).mkdir(parents=True, exist_ok=True)
+
+
+c.Spawner.pre_spawn_hook = _per_user_settings

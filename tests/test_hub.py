@@ -1,0 +1,233 @@
+"""A class on JupyterHub, end to end on 127.0.0.1: release, fetch, submit, collect, grade, feedback.
+
+``deploy/jupyterhub_config.py`` is started as shipped (in its one-machine demo mode: a dummy
+authenticator, every server as this test's OS user) with an instructor and two students, and
+driven through the same HTTP endpoints JupyterLab's nbgrader panels call:
+
+1. the instructor releases the pilot assignment (formgrader API) into nbgrader's exchange;
+2. each student lists and fetches it (assignment list API), answers it through the contents
+   API (one fully, one not at all) and submits it;
+3. the instructor collects, grades with the project's grader (``python -m coursetools grade``,
+   sandboxed, trusted tests) and releases the feedback;
+4. each student fetches their feedback, which holds their own score and nobody else's.
+
+Every step asserts what a wrong setup would break: a formgrader that cannot see the course
+directory, an exchange students cannot write, a submission under the wrong name, a grade that
+does not reach the gradebook, feedback released to the wrong student.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from coursetools.release import release_all
+
+ROOT = Path(__file__).resolve().parents[1]
+PILOT = ROOT / "tests" / "fixtures" / "solutions" / "pilot"
+BIN = Path(sys.executable).parent
+COURSE_ID = "dp-course"
+USERS = ("instructor", "student1", "student2")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Hub:
+    """The running hub, and HTTP calls to it as the admin service or as one of its users."""
+
+    def __init__(self, url: str, admin_token: str) -> None:
+        self.url, self.admin = url, admin_token
+        self.tokens: dict[str, str] = {}
+
+    def call(self, method, path, token, *, data=None, form=None, timeout=120):
+        headers = {"Authorization": f"token {token}"}
+        body = None
+        if data is not None:
+            body, headers["Content-Type"] = json.dumps(data).encode(), "application/json"
+        if form is not None:
+            body = urllib.parse.urlencode(form).encode()
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
+        request = urllib.request.Request(self.url + path, data=body, method=method, headers=headers)
+        with urllib.request.urlopen(request, timeout=timeout) as reply:
+            text = reply.read().decode()
+        return json.loads(text) if text else None
+
+    def as_user(self, user, method, path, **kw):
+        return self.call(method, f"/user/{user}{path}", self.tokens[user], **kw)
+
+    def nbgrader(self, user, path, **form):
+        """An nbgrader action; its JSON reply must say success (else the log says why)."""
+        reply = self.as_user(user, "POST", path, form=form)
+        assert reply["success"], f"{user} {path}: {reply.get('error') or reply.get('log')}"[:2000]
+        return reply
+
+    def start_servers(self, users, timeout=240) -> None:
+        for user in users:  # all at once: each takes some seconds to import JupyterLab
+            try:
+                self.call("POST", f"/hub/api/users/{user}/server", self.admin, data={})
+            except urllib.error.HTTPError as exc:
+                if exc.code != 400:  # 400: already running
+                    raise
+        deadline = time.monotonic() + timeout
+        waiting = set(users)
+        while waiting and time.monotonic() < deadline:
+            for user in sorted(waiting):
+                model = self.call("GET", f"/hub/api/users/{user}", self.admin)
+                if (model["servers"].get("") or {}).get("ready"):
+                    waiting.discard(user)
+            time.sleep(0.5)
+        assert not waiting, f"servers never became ready: {sorted(waiting)}"
+        for user in users:
+            self.tokens[user] = self.call(
+                "POST", f"/hub/api/users/{user}/tokens", self.admin,
+                data={"note": "end-to-end test", "expires_in": 3600},
+            )["token"]
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory) -> Path:
+    """A course directory like this repository's, holding the pilot assignment."""
+    root = tmp_path_factory.mktemp("hub") / "course"
+    shutil.copytree(PILOT, root / "solutions" / "pilot")
+    shutil.copy(ROOT / "nbgrader_config.py", root / "nbgrader_config.py")
+    release_all(root / "solutions", root / "notebooks")
+    return root
+
+
+@pytest.fixture(scope="module")
+def hub(course):
+    state = course.parent / "hub-state"
+    port = _free_port()
+    admin = secrets.token_hex(16)
+    env = {
+        **os.environ,
+        "COURSE_ROOT": str(course),
+        "NBGRADER_EXCHANGE": str(course.parent / "exchange"),
+        "INSTRUCTORS": "instructor",
+        "STUDENTS": "student1,student2",
+        "COURSE_HUB_STATE": str(state),
+        "COURSE_HUB_DEMO": "1",
+        "COURSE_HUB_ADMIN_TOKEN": admin,
+        "HUB_PORT": str(port),
+        "HUB_API_PORT": str(_free_port()),
+        "PROXY_API_PORT": str(_free_port()),
+        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+    log = (course.parent / "hub.log").open("wb")
+    process = subprocess.Popen(
+        [str(BIN / "jupyterhub"), "-f", str(ROOT / "deploy" / "jupyterhub_config.py")],
+        cwd=course.parent, env=env, stdout=log, stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    running = Hub(f"http://127.0.0.1:{port}", admin)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                running.call("GET", "/hub/api/users", admin, timeout=5)
+                break
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                assert process.poll() is None, "the hub exited: " + _tail(course.parent / "hub.log")
+                assert time.monotonic() < deadline, "the hub never answered: " + _tail(
+                    course.parent / "hub.log"
+                )
+                time.sleep(0.5)
+        running.start_servers(USERS)
+        yield running
+    finally:
+        process.terminate()  # the hub stops the servers it spawned
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, 9)
+        subprocess.run(["pkill", "-f", str(state)], check=False)  # any server left behind
+        log.close()
+
+
+def _tail(path: Path) -> str:
+    return "\n".join(path.read_text(errors="replace").splitlines()[-15:])
+
+
+def _answered(notebook: dict) -> dict:
+    """The fetched notebook with every answer of the pilot's solution filled in."""
+    source = nbformat.read(PILOT / "pilot.ipynb", as_version=4)
+    answers = {
+        c.metadata["nbgrader"]["grade_id"]: c.source
+        for c in source.cells
+        if c.metadata.get("nbgrader", {}).get("solution")
+    }
+    nb = nbformat.from_dict(notebook)
+    for cell in nb.cells:
+        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if gid in answers and cell.metadata["nbgrader"].get("solution"):
+            cell.source = answers[gid]
+    return nb
+
+
+def test_a_class_on_jupyterhub_from_release_to_feedback(hub, course):
+    exchange = course.parent / "exchange"
+    # 1. release
+    hub.nbgrader("instructor", "/formgrader/api/assignment/pilot/release")
+    assert (exchange / COURSE_ID / "outbound" / "pilot" / "pilot.ipynb").is_file()
+
+    # 2. each student fetches, answers (student1 everything, student2 nothing) and submits
+    for student, answer in (("student1", True), ("student2", False)):
+        listed = hub.as_user(student, "GET", f"/assignments?course_id={COURSE_ID}")
+        assert [a["assignment_id"] for a in listed["value"]] == ["pilot"], listed
+        hub.nbgrader(student, "/assignments/fetch", assignment_id="pilot", course_id=COURSE_ID)
+        path = "/api/contents/pilot/pilot.ipynb"
+        model = hub.as_user(student, "GET", path + "?content=1")
+        assert "raise NotImplementedError" in json.dumps(model["content"])  # the release, blank
+        if answer:
+            hub.as_user(student, "PUT", path, data={
+                "type": "notebook", "format": "json", "content": _answered(model["content"])
+            })
+        hub.nbgrader(student, "/assignments/submit", assignment_id="pilot", course_id=COURSE_ID)
+    inbound = sorted(p.name.split("+")[0] for p in (exchange / COURSE_ID / "inbound").iterdir())
+    assert inbound == ["student1", "student2"]  # each under their own hub name
+
+    # 3. the instructor collects, grades with the course's grader, releases feedback
+    hub.nbgrader("instructor", "/formgrader/api/assignment/pilot/collect")
+    submitted = course / "build" / "nbgrader" / "submitted"
+    assert sorted(p.name for p in submitted.iterdir()) == ["student1", "student2"]
+    graded = subprocess.run(
+        [sys.executable, "-m", "coursetools", "grade", str(submitted),
+         "--source", str(course / "solutions"), "--grades", str(course / "build" / "grades.csv"),
+         "--nbgrader-config", str(course / "nbgrader_config.py")],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )
+    assert graded.returncode == 0, graded.stdout[-2000:] + graded.stderr[-2000:]
+    rows = hub.as_user(
+        "instructor", "GET", "/formgrader/api/submitted_notebooks/pilot/pilot"
+    )
+    scores = {r["student"]: (r["code_score"], r["needs_manual_grade"]) for r in rows}
+    assert scores == {"student1": (7.0, True), "student2": (0.0, True)}  # written answer waits
+    hub.nbgrader("instructor", "/formgrader/api/assignment/pilot/release_feedback")
+
+    # 4. each student fetches their own feedback
+    for student, score in (("student1", "7 / 7"), ("student2", "0 / 7")):
+        hub.nbgrader(
+            student, "/assignments/fetch_feedback", assignment_id="pilot", course_id=COURSE_ID
+        )
+        home = course.parent / "hub-state" / "homes" / student / "pilot" / "feedback"
+        (page,) = home.glob("*/pilot.html")
+        text = page.read_text()
+        assert f"Autograded score: {score}" in text, (student, text[:500])
+        assert f"feedback for {student}" in text

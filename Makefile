@@ -54,7 +54,7 @@ test: $(STAMP)
 	$(PY) -m pytest -q
 
 lint: $(STAMP)
-	$(PY) -m ruff check dplib tests bench coursetools examples
+	$(PY) -m ruff check dplib tests bench coursetools examples deploy
 
 # Benchmarks run beside the peers (OpenDP, diffprivlib, dp-accounting) in their own environment.
 BENCH_VENV := .venv-bench

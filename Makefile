@@ -7,7 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: course test lint bench tour clean-venv release grade lab export
+.PHONY: course test test-browser lint bench tour clean-venv release grade lab export
 
 # (Re)build the virtual environment when it is missing or older than the package metadata.
 # A .venv left without pip by an interrupted first run is rebuilt, not patched.
@@ -52,6 +52,10 @@ tour: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q
+
+# Student, instructor and feedback pages in a real Chromium (tests/browser; skips without one).
+test-browser: $(STAMP)
+	$(PY) -m pytest -q tests/browser -o addopts="-ra --strict-markers"
 
 lint: $(STAMP)
 	$(PY) -m ruff check dplib tests bench coursetools examples deploy

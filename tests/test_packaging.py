@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def _pyproject_requirements() -> dict[str, Requirement]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     requirements = [Requirement(r) for r in project["dependencies"]]
-    for extra in ("course", "hub", "dev"):
+    for extra in ("course", "hub", "browser", "dev"):
         requirements += [Requirement(r) for r in project["optional-dependencies"][extra]]
     return {r.name.lower(): r for r in requirements if r.name != "dplib"}
 
@@ -21,7 +21,7 @@ def _pyproject_requirements() -> dict[str, Requirement]:
 def _conda_pins() -> dict[str, str]:
     pins = {}
     for line in (ROOT / "environment.yml").read_text().splitlines():
-        match = re.fullmatch(r"\s*-\s+([A-Za-z0-9_.\-]+)=([0-9.]+)\s*", line)
+        match = re.fullmatch(r"\s*-\s+([A-Za-z0-9_.\-]+)==?([0-9.]+)\s*", line)  # conda =, pip ==
         if match:
             pins[match.group(1).lower()] = match.group(2)
     return pins

@@ -1,0 +1,87 @@
+"""An instructor in the formgrader: the graded class is listed, a written answer is graded by hand,
+and the export adds it to the autograded points.
+
+``python -m coursetools grade`` grades one submission of the pilot (all three exercises right,
+7 points, and a written answer worth 1) into the course's gradebook; the browser opens the
+formgrader's Manual Grading, gives the written answer full credit, and ``nbgrader export``
+must then say 8 of 8.
+"""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+
+import nbformat
+from conftest import BIN, PILOT, ROOT, TOKEN
+
+
+def _hand_in(course) -> None:
+    source = nbformat.read(PILOT / "pilot.ipynb", as_version=4)
+    answers = {
+        c.metadata["nbgrader"]["grade_id"]: c.source
+        for c in source.cells
+        if c.metadata.get("nbgrader", {}).get("solution")
+    }
+    nb = nbformat.read(course / "notebooks" / "pilot" / "pilot.ipynb", as_version=4)
+    for cell in nb.cells:
+        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if gid in answers and cell.metadata["nbgrader"].get("solution"):
+            cell.source = answers[gid]
+    folder = course / "hand-in" / "ada" / "pilot"
+    folder.mkdir(parents=True)
+    nbformat.write(nb, str(folder / "pilot.ipynb"))
+    graded = subprocess.run(
+        [sys.executable, "-m", "coursetools", "grade", str(course / "hand-in"),
+         "--source", str(course / "solutions"), "--grades", str(course / "build" / "grades.csv"),
+         "--nbgrader-config", str(course / "nbgrader_config.py")],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )
+    assert graded.returncode == 0, graded.stdout[-2000:] + graded.stderr[-2000:]
+
+
+def _log_in(page, lab) -> None:
+    """As ``make lab`` does: the token on the server's root URL sets the login cookie for "/".
+
+    (On a deeper URL the cookie would get that URL's folder as its path, and the formgrader's
+    requests to /formgrader/api/ would be sent without it.)
+    """
+    page.goto(f"{lab}/?token={TOKEN}")
+
+
+def test_a_written_answer_graded_in_the_formgrader_reaches_the_export(page, lab, course):
+    _hand_in(course)
+    _log_in(page, lab)
+    page.goto(f"{lab}/formgrader/gradebook/pilot/pilot")
+    row = page.locator("tr", has_text="Submission #1")
+    row.wait_for(timeout=60_000)
+    assert "7 / 8" in row.inner_text()  # autograded 7, the written answer still open
+    row.get_by_role("link", name="Submission #1").click()
+    written = page.locator(".panel-heading", has=page.locator("input#why_random"))
+    written.wait_for(timeout=60_000)
+    assert "Student's answer" in written.inner_text()
+    written.get_by_role("button", name="Full credit").click()
+    page.wait_for_function(
+        "() => document.getElementById('why_random').value === '1'", timeout=30_000
+    )
+    page.wait_for_timeout(1500)  # the formgrader saves the score with its own request
+    out = course / "build" / "final.csv"
+    subprocess.run(
+        [str(BIN / "nbgrader"), "export", "--to", str(out)],
+        cwd=course, check=True, capture_output=True, timeout=120,
+        env={"PATH": f"{BIN}:/usr/bin:/bin"},
+    )
+    (row,) = [r for r in csv.DictReader(out.open()) if r["student_id"] == "ada"]
+    assert float(row["score"]) == 8.0 and float(row["max_score"]) == 8.0, row
+
+
+def test_the_formgrader_edit_link_opens_the_source_notebooks(page, lab, course):
+    _log_in(page, lab)
+    page.goto(f"{lab}/formgrader/manage_assignments")
+    edit = page.locator("a[href*='solutions/pilot']").first  # the pencil: the source folder
+    edit.wait_for(timeout=60_000)
+    href = edit.get_attribute("href")
+    assert href.startswith("/tree/"), href  # a path under the server's root, not "../"
+    page.goto(f"{lab}{href}")
+    page.get_by_text("pilot.ipynb").first.wait_for(timeout=60_000)  # JupyterLab shows the folder

@@ -26,6 +26,9 @@ One job per module:
 - :mod:`~dplib.testing.moments` -- :func:`assert_mean` and :func:`assert_variance`;
 - :mod:`~dplib.testing.distributions` -- :func:`assert_distribution` and
   :func:`assert_frequencies`;
+- :mod:`~dplib.testing.laplace_noise` -- :func:`assert_laplace_scale` (an exact Gamma test of a
+  Laplace scale, with the power to catch 10% either way) and :func:`assert_independent_laplace`
+  (noise shared between cells that must be independent);
 - :mod:`~dplib.testing.dp_audit` -- :class:`DPAuditResult`, :func:`audit_dp` and
   :func:`assert_dp`;
 - :mod:`~dplib.testing._common` -- argument checks and message formatting shared by the others.
@@ -36,10 +39,20 @@ from dplib.testing.distributions import assert_distribution, assert_frequencies
 from dplib.testing.dp_audit import DPAuditResult, assert_dp, audit_dp
 from dplib.testing.intervals import _cp_one_sided as _cp_one_sided
 from dplib.testing.intervals import clopper_pearson, dkw_tolerance, mean_tolerance
+from dplib.testing.laplace_noise import (
+    assert_independent_laplace,
+    assert_laplace_scale,
+    laplace_difference_cdf,
+    laplace_scale_tolerance,
+)
 from dplib.testing.moments import _sample_variance_variance as _sample_variance_variance
 from dplib.testing.moments import assert_mean, assert_variance
 
 __all__ = [
+    "assert_laplace_scale",
+    "assert_independent_laplace",
+    "laplace_scale_tolerance",
+    "laplace_difference_cdf",
     "clopper_pearson",
     "mean_tolerance",
     "assert_mean",

@@ -6,7 +6,8 @@ mechanism's utility guarantee:
 
 * :func:`median_utility` / :func:`private_median`: the median of numbers over a grid of
   candidates, with utility ``-|#{x < c} - #{x > c}|`` (sensitivity 1 under add/remove, 2 under
-  replace-one), after Dwork & Roth (2014), Section 3.4, and Smith (2011);
+  replace-one): twice the alpha = 1/2 case of OpenDP's quantile score, almost Smith's (2011)
+  (the exponential mechanism itself is Dwork & Roth 2014, Section 3.4);
 * :func:`private_mode`: the most common category, with the counts as utilities (monotonic under
   add/remove, so the exponent can be ``epsilon u / Delta``);
 * :func:`beta_bias_parameters` / :func:`beta_bias_estimate`: a coin's bias by the exponential
@@ -91,7 +92,9 @@ def median_utility(x: Any, candidates: Any) -> np.ndarray:
     moves by at most 1 (sensitivity 1 under add/remove); replacing a value below ``c`` by one
     above ``c`` moves the difference by 2 (sensitivity 2 under replace-one). See
     :func:`median_utility_sensitivity`. Without ties the score is ``-2 |rank(c) - n/2|`` with
-    ``rank(c) = #{x_i < c}``, the form of Dwork & Roth (2014), Section 3.4: the same mechanism.
+    ``rank(c) = #{x_i < c}``. It is twice OpenDP's quantile score at alpha = 1/2,
+    ``-|(1 - alpha) #{x < c} - alpha #{x > c}|`` (``make_quantile_score_candidates``), and almost
+    Smith's (2011), which counts values equal to ``c`` as below.
 
     Examples
     --------
@@ -201,8 +204,8 @@ def private_median(
     Notes
     -----
     Candidate ``c`` is drawn with probability
-    ``∝ exp(epsilon * (-|#{x < c} - #{x > c}|) / (2 Delta))`` (Dwork & Roth 2014, Section 3.4;
-    McSherry & Talwar 2007). With probability ``1 - beta`` the chosen point has at most
+    ``∝ exp(epsilon * (-|#{x < c} - #{x > c}|) / (2 Delta))``: the exponential mechanism
+    (McSherry & Talwar 2007; Dwork & Roth 2014, Section 3.4) with OpenDP's quantile score. With probability ``1 - beta`` the chosen point has at most
     ``(2 Delta / epsilon) ln(m / beta)`` more data on one side than the grid's best point.
     The accuracy is in *rank*, so it is insensitive to outliers; its error in *value* depends on
     how dense the data are around the median and on the grid's spacing.
@@ -212,7 +215,8 @@ def private_median(
     References
     ----------
     C. Dwork and A. Roth, "The Algorithmic Foundations of Differential Privacy", 2014,
-    Section 3.4. A. Smith, "Privacy-preserving statistical estimation with optimal convergence
+    Section 3.4 (the mechanism). OpenDP, ``make_quantile_score_candidates`` and its proof (the
+    score). A. Smith, "Privacy-preserving statistical estimation with optimal convergence
     rates", STOC 2011.
 
     Examples

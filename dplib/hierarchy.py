@@ -1,0 +1,508 @@
+"""Noisy counts on a hierarchy: TopDown-style consistency and hierarchical range queries.
+
+Two uses of the same idea, a tree of counts in which every person is counted once per level:
+
+* **A geographic hierarchy** (state, counties, blocks; the 2020 US Census): noisy counts at
+  every level, then post-processed so that they are non-negative integers-or-reals that add up
+  (every parent equals the sum of its children). :func:`noisy_tree_counts` releases the counts,
+  :func:`project_to_total` is the one-parent least-squares step and :func:`topdown_consistent`
+  applies it from the root down, as the Census Bureau's TopDown algorithm does (Abowd et al.
+  2022), in a much simplified form (one noisy count per node, plain least squares, no integer
+  rounding, no invariants other than an optional root total).
+* **A regular tree over an ordered domain** (a 1-d histogram, or a d-dimensional grid cut in
+  ``branching`` pieces along each axis): :func:`hierarchical_histogram` releases every node of
+  the tree, and a range query is answered from the few nodes that cover it exactly
+  (:func:`range_decomposition`: at most ``2 (b - 1)`` nodes per level in 1-d), optionally after
+  the constrained inference of Hay, Rastogi, Miklau & Suciu (2010)
+  (:func:`constrained_inference`).
+
+Privacy (add/remove one person, counts of people): a person is in exactly one node per level,
+so with ``L`` levels the vector of all node counts has L1 sensitivity ``L``, and Laplace noise
+of scale ``L / epsilon`` on every node is epsilon-DP (sequential composition over the levels,
+parallel composition within a level). Everything after the noise is post-processing.
+
+References
+----------
+.. [HRMS10] M. Hay, V. Rastogi, G. Miklau, D. Suciu, "Boosting the Accuracy of Differentially
+   Private Histograms Through Consistency", PVLDB 3(1), 2010, Section 4 and Theorem 3.
+.. [A22] J. Abowd et al., "The 2020 Census Disclosure Avoidance System TopDown Algorithm",
+   Harvard Data Science Review, 2022.
+.. [DSSU] J. Duchi, S. Shalev-Shwartz, Y. Singer, T. Chandra, "Efficient projections onto the
+   l1-ball for learning in high dimensions", ICML 2008, Figure 1 (projection onto the simplex).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dplib._validation import as_generator, check_data, check_epsilon, check_integer, check_real
+
+__all__ = [
+    "aggregate_tree",
+    "noisy_tree_counts",
+    "project_to_total",
+    "topdown_consistent",
+    "tree_levels",
+    "range_decomposition",
+    "constrained_inference",
+    "HierarchicalHistogram",
+    "hierarchical_histogram",
+]
+
+#: Largest number of leaves of a regular tree (memory guard).
+_MAX_LEAVES = 2**24
+
+
+# --------------------------------------------------------------------------- general trees
+
+
+def _check_parents(parents: Any, n_leaves: int) -> list[np.ndarray]:
+    if not isinstance(parents, Sequence) or isinstance(parents, str | bytes):
+        raise TypeError("parents must be a list of integer arrays, one per level below the root")
+    out = []
+    size_above = 1
+    for level, p in enumerate(parents):
+        arr = check_data(p, f"parents[{level}]", dtype=float, ndim=1)
+        if np.any(arr != np.round(arr)):
+            raise ValueError(f"parents[{level}] must hold integer node indices")
+        arr = arr.astype(np.int64)
+        if np.any(arr < 0) or np.any(arr >= size_above):
+            raise ValueError(
+                f"parents[{level}] must hold indices of nodes of level {level} in [0, {size_above}), "
+                f"got values in [{arr.min()}, {arr.max()}]"
+            )
+        if np.unique(arr).size != size_above:
+            raise ValueError(f"every node of level {level} must have at least one child in parents[{level}]")
+        out.append(arr)
+        size_above = arr.size
+    if size_above != n_leaves:
+        raise ValueError(
+            f"the last parents array must have one entry per leaf ({n_leaves}), got {size_above}"
+        )
+    return out
+
+
+def aggregate_tree(leaf_counts: Any, parents: Sequence[Any]) -> list[np.ndarray]:
+    """Exact counts of every node of a tree, from the counts of its leaves.
+
+    Parameters
+    ----------
+    leaf_counts : array_like, 1-d
+        Count of each leaf (e.g. each census block), finite.
+    parents : list of 1-d integer arrays
+        ``parents[l][i]`` is the index (within level ``l``) of the parent of node ``i`` of level
+        ``l + 1``. Level 0 is a single root; the last array has one entry per leaf. Every node
+        above the leaves must have at least one child.
+
+    Returns
+    -------
+    list of numpy.ndarray
+        ``levels[0]`` (shape ``(1,)``, the root) to ``levels[-1]`` (the leaves, a float copy).
+
+    Raises
+    ------
+    ValueError, TypeError
+        For empty or non-finite counts and malformed ``parents``.
+    """
+    leaves = check_data(leaf_counts, "leaf_counts", ndim=1)
+    pars = _check_parents(parents, leaves.size)
+    levels = [leaves.copy()]
+    for level in range(len(pars) - 1, -1, -1):
+        size = 1 if level == 0 else pars[level - 1].size
+        levels.append(np.bincount(pars[level], weights=levels[-1], minlength=size))
+    return levels[::-1]
+
+
+def noisy_tree_counts(
+    leaf_counts: Any, parents: Sequence[Any], epsilon: float, *, rng: Any = None
+) -> list[np.ndarray]:
+    """Laplace noise of scale ``L / epsilon`` on every node of an ``L``-level tree of counts.
+
+    Parameters
+    ----------
+    leaf_counts, parents
+        As in :func:`aggregate_tree`; the counts are counts of people, each person in one leaf.
+    epsilon : float
+        Total budget, finite and > 0, split equally over the ``L = len(parents) + 1`` levels.
+    rng : None, int or numpy.random.Generator, keyword-only
+        Source of randomness.
+
+    Returns
+    -------
+    list of numpy.ndarray
+        Noisy counts per level (root first), each node with its own independent noise.
+
+    Notes
+    -----
+    Add/remove one person changes one node per level by 1: the L1 sensitivity of all node
+    counts together is ``L``, so ``Lap(L / epsilon)`` per node is epsilon-DP (Dwork & Roth 2014,
+    Theorem 3.6); equivalently each level spends ``epsilon / L`` (sequential composition) and the
+    nodes of one level are disjoint (parallel composition). The textbook Laplace sampler is
+    used: see :mod:`dplib.mechanisms.laplace` on floating point.
+    """
+    levels = aggregate_tree(leaf_counts, parents)
+    eps = check_epsilon(epsilon)
+    generator = as_generator(rng)
+    scale = len(levels) / eps
+    return [lv + generator.laplace(0.0, scale, size=lv.shape) for lv in levels]
+
+
+def project_to_total(values: Any, total: float) -> np.ndarray:
+    """Closest non-negative vector (least squares) whose entries add up to ``total``.
+
+    Parameters
+    ----------
+    values : array_like, 1-d
+        Noisy counts of the children of one node, finite, not empty.
+    total : float
+        The (already consistent) count of the parent, finite and ``>= 0``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``argmin ||x - values||_2`` subject to ``x >= 0`` and ``sum(x) = total``, a new array:
+        ``x = max(values - tau, 0)`` with the unique ``tau`` that makes the sum right.
+
+    Raises
+    ------
+    ValueError, TypeError
+        For empty, non-finite or non-numeric ``values``, or ``total`` negative or not finite.
+
+    Notes
+    -----
+    The Euclidean projection onto the scaled simplex (Duchi et al. 2008, Figure 1): sort
+    ``values`` in decreasing order as ``u``, let ``rho`` be the largest ``j`` with
+    ``u_j - (sum_{i <= j} u_i - total) / j > 0`` and ``tau = (sum_{i <= rho} u_i - total) / rho``.
+    The KKT conditions of the problem give exactly this form (one multiplier ``tau`` for the sum,
+    and ``x_i = 0`` wherever ``values_i <= tau``). ``total = 0`` gives all zeros.
+
+    Examples
+    --------
+    >>> project_to_total([5.0, -1.0, 2.0], 6.0).tolist()
+    [4.5, 0.0, 1.5]
+    """
+    v = check_data(values, "values", ndim=1)
+    t = check_real(total, "total", minimum=0.0)
+    if t == 0.0:
+        return np.zeros_like(v)
+    u = np.sort(v)[::-1]
+    css = np.cumsum(u) - t
+    j = np.arange(1, u.size + 1)
+    rho = int(np.nonzero(u - css / j > 0)[0][-1])
+    tau = css[rho] / (rho + 1)
+    out = np.maximum(v - tau, 0.0)
+    return out
+
+
+def topdown_consistent(
+    noisy_levels: Sequence[Any], parents: Sequence[Any], *, root_total: float | None = None
+) -> list[np.ndarray]:
+    """Make noisy tree counts non-negative and consistent, from the root down.
+
+    Parameters
+    ----------
+    noisy_levels : list of 1-d arrays
+        Noisy counts per level, root first (as from :func:`noisy_tree_counts`).
+    parents : list of 1-d integer arrays
+        The tree, as in :func:`aggregate_tree`.
+    root_total : float, optional
+        A public total for the root (an *invariant*, as the Census holds state populations
+        exactly); by default the noisy root count clipped at 0.
+
+    Returns
+    -------
+    list of numpy.ndarray
+        New arrays: every entry ``>= 0`` and every parent equal to the sum of its children.
+
+    Notes
+    -----
+    TopDown (Abowd et al. 2022) in its simplest form: fix the root, then for each node, replace
+    its children's noisy counts by the closest (least squares) non-negative vector that adds up
+    to the node's consistent count (:func:`project_to_total`), level after level. Pure
+    post-processing: no privacy cost. The non-negativity makes the estimates biased (small
+    counts pushed up, large ones down), the price of publishing plausible tables.
+    """
+    if not isinstance(noisy_levels, Sequence) or len(noisy_levels) != len(parents) + 1:
+        raise ValueError("noisy_levels must be a list with one array per level: len(parents) + 1 arrays")
+    levels = [check_data(lv, f"noisy_levels[{i}]", ndim=1) for i, lv in enumerate(noisy_levels)]
+    pars = _check_parents(parents, levels[-1].size)
+    for i, lv in enumerate(levels[:-1]):
+        expected = 1 if i == 0 else pars[i - 1].size
+        if lv.size != expected:
+            raise ValueError(f"noisy_levels[{i}] must have {expected} entries, got {lv.size}")
+    root = max(float(levels[0][0]), 0.0) if root_total is None else check_real(root_total, "root_total", minimum=0.0)
+    out = [np.array([root])]
+    for level, par in enumerate(pars):
+        children = np.empty(par.size)
+        for node, total in enumerate(out[level]):
+            idx = np.nonzero(par == node)[0]
+            children[idx] = project_to_total(levels[level + 1][idx], float(total))
+        out.append(children)
+    return out
+
+
+# --------------------------------------------------------------------------- regular trees
+
+
+def _check_regular(counts: Any, branching: int) -> tuple[np.ndarray, int, int]:
+    arr = check_data(counts, "counts")
+    b = check_integer(branching, "branching", minimum=2)
+    side = arr.shape[0]
+    if any(s != side for s in arr.shape):
+        raise ValueError(f"counts must have the same length along every axis, got shape {arr.shape}")
+    height = round(math.log(side, b)) if side > 1 else 0
+    if b**height != side:
+        raise ValueError(
+            f"counts must have a power of branching = {b} cells along each axis (pad with zeros), "
+            f"got {side}"
+        )
+    if arr.size > _MAX_LEAVES:
+        raise ValueError(f"counts must have at most 2**24 cells, got {arr.size}")
+    return arr, b, height
+
+
+def _parent_level(child: np.ndarray, b: int) -> np.ndarray:
+    """Sum blocks of ``b`` along every axis."""
+    d = child.ndim
+    side = child.shape[0] // b
+    shaped = child.reshape(sum(((side, b) for _ in range(d)), ()))
+    return shaped.sum(axis=tuple(range(1, 2 * d, 2)))
+
+
+def _spread(parent: np.ndarray, b: int) -> np.ndarray:
+    """Repeat every entry ``b`` times along every axis (parent value to each child)."""
+    out = parent
+    for axis in range(parent.ndim):
+        out = np.repeat(out, b, axis=axis)
+    return out
+
+
+def tree_levels(counts: Any, branching: int = 2) -> list[np.ndarray]:
+    """Exact counts of every node of the regular ``branching``-ary tree over a grid.
+
+    Parameters
+    ----------
+    counts : array_like
+        A 1-d histogram or a d-dimensional grid of counts with ``branching**h`` cells along
+        every axis.
+    branching : int, default 2
+        Pieces each node is cut into along each axis (a node has ``branching**d`` children).
+
+    Returns
+    -------
+    list of numpy.ndarray
+        ``levels[l]`` has shape ``(branching**l,) * d``: level 0 is the total, level ``h`` the
+        grid itself (a float copy).
+    """
+    arr, b, height = _check_regular(counts, branching)
+    levels = [arr.copy()]
+    for _ in range(height):
+        levels.append(_parent_level(levels[-1], b))
+    return levels[::-1]
+
+
+def _check_box(lows: Any, highs: Any, d: int, side: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    lo = (lows,) if np.ndim(lows) == 0 else tuple(lows)
+    hi = (highs,) if np.ndim(highs) == 0 else tuple(highs)
+    if len(lo) != d or len(hi) != d:
+        raise ValueError(f"lows and highs must give one bound per axis ({d}), got {lo} and {hi}")
+    lo = tuple(check_integer(v, "lows") for v in lo)
+    hi = tuple(check_integer(v, "highs") for v in hi)
+    for a, c in zip(lo, hi, strict=True):
+        if not 0 <= a <= c <= side:
+            raise ValueError(f"need 0 <= low <= high <= {side} on every axis, got lows={lo}, highs={hi}")
+    return lo, hi
+
+
+def range_decomposition(
+    lows: Any, highs: Any, height: int, branching: int = 2, ndim: int = 1
+) -> list[tuple[int, tuple[int, ...]]]:
+    """Fewest tree nodes whose cells make up exactly the box ``[lows, highs)``.
+
+    Parameters
+    ----------
+    lows, highs : int or sequence of int
+        Half-open bounds of the box in leaf coordinates, ``0 <= low <= high <= branching**height``
+        on each axis (one int each in 1-d).
+    height : int
+        Height ``h >= 0`` of the tree (leaves at level ``h``).
+    branching : int, default 2
+        Pieces per axis at each split.
+    ndim : int, default 1
+        Number of axes ``d``.
+
+    Returns
+    -------
+    list of (level, index) pairs
+        ``index`` is a tuple of ``d`` ints. Greedy from the root: a node inside the box is taken
+        whole, a node meeting it partly is replaced by its children. In 1-d this uses at most
+        ``2 (branching - 1)`` nodes per level ([HRMS10], Section 3): O(log n) in all.
+
+    Notes
+    -----
+    The greedy cover is the smallest: a node of a cover that is not maximal (its parent lies
+    inside the box too) can be replaced, with all its siblings, by that parent, which never
+    increases the count; so some smallest cover consists of maximal nodes only, and the maximal
+    nodes inside a box are disjoint and unique, which is what the greedy cover takes.
+
+    Examples
+    --------
+    >>> range_decomposition(1, 7, height=3)
+    [(3, (1,)), (2, (1,)), (2, (2,)), (3, (6,))]
+    """
+    h = check_integer(height, "height", minimum=0)
+    b = check_integer(branching, "branching", minimum=2)
+    d = check_integer(ndim, "ndim", minimum=1)
+    side = b**h
+    lo, hi = _check_box(lows, highs, d, side)
+    out: list[tuple[int, tuple[int, ...]]] = []
+    if any(a == c for a, c in zip(lo, hi, strict=True)):
+        return out
+
+    children = list(itertools.product(range(b), repeat=d))
+
+    def visit(level: int, index: tuple[int, ...]) -> None:
+        width = b ** (h - level)
+        start = [i * width for i in index]
+        if any(s >= c or s + width <= a for s, a, c in zip(start, lo, hi, strict=True)):
+            return
+        if all(a <= s and s + width <= c for s, a, c in zip(start, lo, hi, strict=True)):
+            out.append((level, index))
+            return
+        for child in children:
+            visit(level + 1, tuple(b * i + j for i, j in zip(index, child, strict=True)))
+
+    visit(0, (0,) * d)
+    return out
+
+
+def constrained_inference(levels: Sequence[Any], branching: int = 2) -> list[np.ndarray]:
+    """Least-squares consistent estimates from noisy counts of a regular tree ([HRMS10]).
+
+    Parameters
+    ----------
+    levels : list of arrays
+        Noisy counts, ``levels[l]`` of shape ``(branching**l,) * d``, all with noise of the same
+        variance (as :func:`hierarchical_histogram` adds).
+    branching : int, default 2
+        Pieces per axis; every node has ``k = branching**d`` children.
+
+    Returns
+    -------
+    list of numpy.ndarray
+        The consistent tree closest to ``levels`` in least squares (every parent equals the sum
+        of its children), by [HRMS10] Theorem 3: bottom up
+        ``z[v] = (k**l - k**(l-1)) / (k**l - 1) * h[v] + (k**(l-1) - 1) / (k**l - 1) * sum z[children]``
+        (``l`` = height of ``v``, leaves ``l = 1``, ``z = h`` there), then top down
+        ``hbar[v] = z[v] + (hbar[parent] - sum z[siblings and v]) / k``.
+        Post-processing: no privacy cost. Entries may be negative.
+    """
+    b = check_integer(branching, "branching", minimum=2)
+    arrs = [check_data(lv, f"levels[{i}]") for i, lv in enumerate(levels)]
+    if not arrs:
+        raise ValueError("levels must not be empty")
+    d = arrs[-1].ndim
+    for i, lv in enumerate(arrs):
+        if lv.shape != (b**i,) * d:
+            raise ValueError(f"levels[{i}] must have shape {(b**i,) * d}, got {lv.shape}")
+    k = b**d
+    height = len(arrs) - 1
+    z = [None] * len(arrs)
+    z[height] = arrs[height].copy()
+    for level in range(height - 1, -1, -1):
+        ell = height - level + 1  # height of the node above the leaves (leaves: 1)
+        child_sum = _parent_level(z[level + 1], b)
+        z[level] = ((k**ell - k ** (ell - 1)) * arrs[level] + (k ** (ell - 1) - 1) * child_sum) / (k**ell - 1)
+    out = [z[0].copy()]
+    for level in range(1, len(arrs)):
+        sibling_sum = _spread(_parent_level(z[level], b), b)
+        out.append(z[level] + (_spread(out[level - 1], b) - sibling_sum) / k)
+    return out
+
+
+@dataclass(frozen=True)
+class HierarchicalHistogram:
+    """Noisy counts of every node of a regular tree, and range queries answered from them.
+
+    Attributes
+    ----------
+    levels : tuple of numpy.ndarray
+        Released counts per level, root first (``levels[l]`` of shape ``(branching**l,) * d``).
+    branching : int
+        Pieces per axis at each split.
+    scale : float
+        Laplace scale of the noise on every node, ``L / epsilon``.
+    consistent : bool
+        Whether constrained inference was applied (then any cover of a range gives the same
+        answer, and leaves suffice).
+    """
+
+    levels: tuple[np.ndarray, ...]
+    branching: int
+    scale: float
+    consistent: bool
+
+    @property
+    def height(self) -> int:
+        """Height of the tree: the leaves are at level ``height``."""
+        return len(self.levels) - 1
+
+    def range_query(self, lows: Any, highs: Any) -> float:
+        """Estimated count of the box ``[lows, highs)``, summed over its :func:`range_decomposition`."""
+        nodes = range_decomposition(lows, highs, self.height, self.branching, self.levels[-1].ndim)
+        return float(sum(self.levels[level][index] for level, index in nodes))
+
+
+def hierarchical_histogram(
+    counts: Any,
+    epsilon: float,
+    *,
+    branching: int = 2,
+    constrained: bool = False,
+    rng: Any = None,
+) -> HierarchicalHistogram:
+    """Release every node of the regular tree over a histogram with Laplace noise.
+
+    Parameters
+    ----------
+    counts : array_like
+        Counts of people, a 1-d histogram or a d-dimensional grid with ``branching**h`` cells
+        per axis (pad with zeros). Each person is in one cell.
+    epsilon : float
+        Total budget, finite and > 0.
+    branching : int, keyword-only, default 2
+        Pieces per axis at each split.
+    constrained : bool, keyword-only, default False
+        Apply :func:`constrained_inference` ([HRMS10]) to the noisy tree.
+    rng : None, int or numpy.random.Generator, keyword-only
+        Source of randomness.
+
+    Returns
+    -------
+    HierarchicalHistogram
+
+    Notes
+    -----
+    ``L = h + 1`` levels; add/remove one person changes one node per level by 1, so the L1
+    sensitivity of the whole tree is ``L`` and ``Lap(L / epsilon)`` on every node, independently,
+    is epsilon-DP ([HRMS10], Section 3; Dwork & Roth 2014, Theorem 3.6). A 1-d range then costs
+    the variance of O(log n) nodes instead of up to n leaves; in d dimensions a box still needs
+    O(side**(d-1)) nodes, which is why hierarchies help less there.
+    """
+    arr, b, _height = _check_regular(counts, branching)
+    eps = check_epsilon(epsilon)
+    if not isinstance(constrained, bool | np.bool_):
+        raise TypeError(f"constrained must be True or False, got {constrained!r}")
+    generator = as_generator(rng)
+    levels = tree_levels(arr, b)
+    scale = len(levels) / eps
+    noisy = [lv + generator.laplace(0.0, scale, size=lv.shape) for lv in levels]
+    if constrained:
+        noisy = constrained_inference(noisy, b)
+    return HierarchicalHistogram(tuple(noisy), b, scale, bool(constrained))

@@ -1,0 +1,57 @@
+"""Tests of dplib.partition (PrivTree, Zhang, Xiao & Xie 2016, Algorithm 2 and Theorem 1)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from dplib.partition import privtree_histogram
+from dplib.testing import assert_dp
+
+
+def test_blocks_partition_the_grid_and_estimate_is_spread():
+    rng = np.random.default_rng(1)
+    grid = np.zeros((16, 16))
+    grid[2:4, 3:5] = 500.0                         # one crowded corner
+    est, blocks = privtree_histogram(grid, 1.0, rng=rng)
+    covered = np.zeros_like(grid)
+    for box in blocks:
+        covered[tuple(slice(a, b) for a, b in box)] += 1
+    assert np.all(covered == 1), "blocks are disjoint and cover every cell"
+    assert est.shape == grid.shape
+    # the crowded region is cut finely, the empty space left in large blocks
+    sizes = [math.prod(b - a for a, b in box) for box in blocks]
+    assert min(sizes) <= 4 and max(sizes) >= 16
+    assert abs(est.sum() - grid.sum()) < 200       # Laplace(2) per block, few blocks
+
+
+def test_uniform_data_gives_few_blocks_with_low_counts():
+    est, blocks = privtree_histogram(np.zeros((32, 32)), 1.0, rng=2)
+    assert len(blocks) < 40
+
+
+def test_dp_of_block_count_on_neighbours():
+    # the number of blocks is a function of the partition, which is eps1-DP (Theorem 1)
+    a = np.zeros((4, 4))
+    a[0, 0] = 3
+    b = a.copy()
+    b[0, 0] = 4                                    # one more person
+    eps = 1.0
+
+    def mech(x, rng):
+        return len(privtree_histogram(x, eps, tree_fraction=0.5, rng=rng)[1])
+
+    assert_dp(mech, a, b, epsilon=0.5, n_samples=5_000, rng=3)
+
+
+def test_bad_input():
+    for eps in (0.0, -1.0, math.inf, math.nan):
+        with pytest.raises(ValueError):
+            privtree_histogram(np.ones((4, 4)), eps, rng=0)
+    with pytest.raises(ValueError):
+        privtree_histogram(-np.ones((4, 4)), 1.0, rng=0)
+    with pytest.raises(ValueError):
+        privtree_histogram([], 1.0, rng=0)
+    for frac in (0.0, 1.0, 1.5):
+        with pytest.raises(ValueError):
+            privtree_histogram(np.ones((4, 4)), 1.0, tree_fraction=frac, rng=0)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from pilot_course import fill_answers
 
 from coursetools import gradebook
 from coursetools.grade import Job
@@ -68,12 +69,7 @@ def _job(student: str, answered: bool) -> Job:
     release = release_notebook(copy.deepcopy(source), "pilot")
     handed = copy.deepcopy(release)
     if answered:
-        solutions = {c.metadata["nbgrader"]["grade_id"]: c.source for c in source.cells
-                     if c.metadata.get("nbgrader", {}).get("solution")}
-        for cell in handed.cells:
-            gid = cell.metadata.get("nbgrader", {}).get("grade_id")
-            if gid in solutions and cell.metadata["nbgrader"].get("solution"):
-                cell.source = solutions[gid]
+        fill_answers(handed)
     return Job(
         student=student,
         assignment="pilot",

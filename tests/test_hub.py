@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import shutil
 import socket
 import subprocess
 import sys
@@ -33,11 +32,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from pilot_course import ROOT, fill_answers, pilot_course
 
-from coursetools.release import release_all
-
-ROOT = Path(__file__).resolve().parents[1]
-PILOT = ROOT / "tests" / "fixtures" / "solutions" / "pilot"
 BIN = Path(sys.executable).parent
 COURSE_ID = "dp-course"
 USERS = ("instructor", "student1", "student2")
@@ -104,11 +100,7 @@ class Hub:
 @pytest.fixture(scope="module")
 def course(tmp_path_factory) -> Path:
     """A course directory like this repository's, holding the pilot assignment."""
-    root = tmp_path_factory.mktemp("hub") / "course"
-    shutil.copytree(PILOT, root / "solutions" / "pilot")
-    shutil.copy(ROOT / "nbgrader_config.py", root / "nbgrader_config.py")
-    release_all(root / "solutions", root / "notebooks")
-    return root
+    return pilot_course(tmp_path_factory.mktemp("hub") / "course")
 
 
 @pytest.fixture(scope="module")
@@ -165,22 +157,6 @@ def _tail(path: Path) -> str:
     return "\n".join(path.read_text(errors="replace").splitlines()[-15:])
 
 
-def _answered(notebook: dict) -> dict:
-    """The fetched notebook with every answer of the pilot's solution filled in."""
-    source = nbformat.read(PILOT / "pilot.ipynb", as_version=4)
-    answers = {
-        c.metadata["nbgrader"]["grade_id"]: c.source
-        for c in source.cells
-        if c.metadata.get("nbgrader", {}).get("solution")
-    }
-    nb = nbformat.from_dict(notebook)
-    for cell in nb.cells:
-        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if gid in answers and cell.metadata["nbgrader"].get("solution"):
-            cell.source = answers[gid]
-    return nb
-
-
 def test_a_class_on_jupyterhub_from_release_to_feedback(hub, course):
     exchange = course.parent / "exchange"
     # 1. release
@@ -197,7 +173,7 @@ def test_a_class_on_jupyterhub_from_release_to_feedback(hub, course):
         assert "raise NotImplementedError" in json.dumps(model["content"])  # the release, blank
         if answer:
             hub.as_user(student, "PUT", path, data={
-                "type": "notebook", "format": "json", "content": _answered(model["content"])
+                "type": "notebook", "format": "json", "content": fill_answers(nbformat.from_dict(model["content"]))
             })
         hub.nbgrader(student, "/assignments/submit", assignment_id="pilot", course_id=COURSE_ID)
     inbound = sorted(p.name.split("+")[0] for p in (exchange / COURSE_ID / "inbound").iterdir())

@@ -19,8 +19,10 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-PILOT = ROOT / "tests" / "fixtures" / "solutions" / "pilot"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: pilot_course
+from pilot_course import PILOT, ROOT, fill_answers, pilot_course  # noqa: E402
+
+__all__ = ["PILOT", "ROOT", "fill_answers"]
 BIN = Path(sys.executable).parent
 SCREENSHOTS = ROOT / "build" / "browser-screenshots"
 TOKEN = "browser-test-token"
@@ -78,13 +80,7 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def course(tmp_path_factory) -> Path:
     """A course directory like this repository's, holding the pilot assignment and its release."""
-    from coursetools.release import release_all
-
-    root = tmp_path_factory.mktemp("browser") / "course"
-    shutil.copytree(PILOT, root / "solutions" / "pilot")
-    shutil.copy(ROOT / "nbgrader_config.py", root / "nbgrader_config.py")
-    release_all(root / "solutions", root / "notebooks")
-    return root
+    return pilot_course(tmp_path_factory.mktemp("browser") / "course")
 
 
 @pytest.fixture(scope="module")

@@ -14,21 +14,11 @@ import subprocess
 import sys
 
 import nbformat
-from conftest import BIN, PILOT, ROOT, TOKEN
+from conftest import BIN, ROOT, TOKEN, fill_answers
 
 
 def _hand_in(course) -> None:
-    source = nbformat.read(PILOT / "pilot.ipynb", as_version=4)
-    answers = {
-        c.metadata["nbgrader"]["grade_id"]: c.source
-        for c in source.cells
-        if c.metadata.get("nbgrader", {}).get("solution")
-    }
-    nb = nbformat.read(course / "notebooks" / "pilot" / "pilot.ipynb", as_version=4)
-    for cell in nb.cells:
-        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if gid in answers and cell.metadata["nbgrader"].get("solution"):
-            cell.source = answers[gid]
+    nb = fill_answers(nbformat.read(course / "notebooks" / "pilot" / "pilot.ipynb", as_version=4))
     folder = course / "hand-in" / "ada" / "pilot"
     folder.mkdir(parents=True)
     nbformat.write(nb, str(folder / "pilot.ipynb"))

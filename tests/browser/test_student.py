@@ -11,7 +11,7 @@ import shutil
 
 import nbformat
 import pytest
-from conftest import PILOT, TOKEN
+from conftest import TOKEN, fill_answers
 
 RIGHT = "def clamp(x, lower, upper):\n    return np.clip(np.asarray(x, dtype=float), lower, upper)"
 WRONG = "def clamp(x, lower, upper):\n    return x"
@@ -19,17 +19,9 @@ WRONG = "def clamp(x, lower, upper):\n    return x"
 
 def _prepare(course, folder: str) -> str:
     """A copy of the release with every answer but ``clamp`` filled in; its path in the lab."""
-    source = nbformat.read(PILOT / "pilot.ipynb", as_version=4)
-    answers = {
-        c.metadata["nbgrader"]["grade_id"]: c.source
-        for c in source.cells
-        if c.metadata.get("nbgrader", {}).get("solution")
-    }
-    nb = nbformat.read(course / "notebooks" / "pilot" / "pilot.ipynb", as_version=4)
-    for cell in nb.cells:
-        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if gid in answers and gid != "clamp" and cell.metadata["nbgrader"].get("solution"):
-            cell.source = answers[gid]
+    nb = fill_answers(
+        nbformat.read(course / "notebooks" / "pilot" / "pilot.ipynb", as_version=4), skip=("clamp",)
+    )
     target = course / folder / "pilot"
     shutil.rmtree(target, ignore_errors=True)
     target.mkdir(parents=True)

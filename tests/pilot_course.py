@@ -1,0 +1,40 @@
+"""The pilot assignment as a course directory, and its solution's answers.
+
+Shared by the tests that drive nbgrader's clients (gradebook, JupyterHub, real browser): each
+builds a course directory like this repository's around ``tests/fixtures/solutions/pilot``.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+PILOT = ROOT / "tests" / "fixtures" / "solutions" / "pilot"
+
+
+def pilot_course(root: Path) -> Path:
+    """``root`` made a course directory: the pilot in solutions/, its release, nbgrader_config.py."""
+    from coursetools.release import release_all
+
+    shutil.copytree(PILOT, root / "solutions" / "pilot")
+    shutil.copy(ROOT / "nbgrader_config.py", root / "nbgrader_config.py")
+    release_all(root / "solutions", root / "notebooks")
+    return root
+
+
+def fill_answers(nb, *, skip: tuple[str, ...] = ()):
+    """``nb`` (a release notebook) with the solution's answer in every answer cell but ``skip``."""
+    source = nbformat.read(PILOT / "pilot.ipynb", as_version=4)
+    answers = {
+        c.metadata["nbgrader"]["grade_id"]: c.source
+        for c in source.cells
+        if c.metadata.get("nbgrader", {}).get("solution")
+    }
+    for cell in nb.cells:
+        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if gid in answers and gid not in skip and cell.metadata["nbgrader"].get("solution"):
+            cell.source = answers[gid]
+    return nb

@@ -11,8 +11,12 @@ Mechanisms
     laplace_mechanism, discrete_laplace_mechanism, snapping_mechanism, gaussian_mechanism,
     discrete_gaussian_mechanism, gaussian_sigma, exponential_mechanism, report_noisy_max,
     permute_and_flip, above_threshold, sparse_vector (the sparse vector technique)
-Synthetic data
-    mwem (multiplicative weights with the exponential mechanism)
+Local DP and the shuffle model
+    unary_encoding, unary_encoding_estimate, count_mean_sketch, count_mean_sketch_estimate,
+    shuffle_epsilon_closed_form, shuffle_epsilon_numerical
+Synthetic data and range queries
+    mwem (multiplicative weights with the exponential mechanism), hierarchical_histogram,
+    topdown_consistent, privtree_histogram; dplib.marginal_synthesis
 Queries and sensitivities
     clamp, private_count, private_sum, private_mean, private_histogram, count_sensitivity,
     sum_sensitivity, mean_sensitivity, histogram_sensitivity, linear_query_sensitivity
@@ -84,6 +88,17 @@ _EXPORTS: dict[str, str] = {
     "above_threshold": "dplib.mechanisms.sparse_vector",
     "sparse_vector": "dplib.mechanisms.sparse_vector",
     "mwem": "dplib.synthetic",
+    # releases for many range queries and hierarchies (notebook 08)
+    "hierarchical_histogram": "dplib.hierarchy",
+    "topdown_consistent": "dplib.hierarchy",
+    "privtree_histogram": "dplib.partition",
+    # local DP frequency oracles and amplification by shuffling (notebook 07)
+    "unary_encoding": "dplib.mechanisms.frequency_oracles",
+    "unary_encoding_estimate": "dplib.mechanisms.frequency_oracles",
+    "count_mean_sketch": "dplib.mechanisms.frequency_oracles",
+    "count_mean_sketch_estimate": "dplib.mechanisms.frequency_oracles",
+    "shuffle_epsilon_closed_form": "dplib.accounting.shuffle",
+    "shuffle_epsilon_numerical": "dplib.accounting.shuffle",
     # queries and sensitivities
     "clamp": "dplib.queries",
     "private_count": "dplib.queries",

@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from dplib._validation import as_generator, check_data, check_epsilon, check_integer, check_real
+from dplib.mechanisms.randomized_response import _finite
 
 __all__ = [
     "aggregate_tree",
@@ -62,9 +63,16 @@ _MAX_LEAVES = 2**24
 # --------------------------------------------------------------------------- general trees
 
 
-def _check_parents(parents: Any, n_leaves: int) -> list[np.ndarray]:
+def _check_parents_list(parents: Any) -> None:
     if not isinstance(parents, Sequence) or isinstance(parents, str | bytes):
-        raise TypeError("parents must be a list of integer arrays, one per level below the root")
+        raise TypeError(
+            "parents must be a list of integer arrays, one per level below the root, "
+            f"got {type(parents).__name__}"
+        )
+
+
+def _check_parents(parents: Any, n_leaves: int) -> list[np.ndarray]:
+    _check_parents_list(parents)
     out = []
     size_above = 1
     for level, p in enumerate(parents):
@@ -192,9 +200,15 @@ def project_to_total(values: Any, total: float) -> np.ndarray:
     if t == 0.0:
         return np.zeros_like(v)
     u = np.sort(v)[::-1]
-    css = np.cumsum(u) - t
+    with np.errstate(over="ignore", invalid="ignore"):
+        css = np.cumsum(u) - t
+    if not np.all(np.isfinite(css)):
+        raise ValueError("values are too large: their sum overflows a float")
     j = np.arange(1, u.size + 1)
-    rho = int(np.nonzero(u - css / j > 0)[0][-1])
+    # j = 1 always qualifies in exact arithmetic (u_1 - (u_1 - total) = total > 0), but not in
+    # floating point when total is below the rounding of u_1: then rho = 0.
+    above = np.nonzero(u - css / j > 0)[0]
+    rho = int(above[-1]) if above.size else 0
     tau = css[rho] / (rho + 1)
     out = np.maximum(v - tau, 0.0)
     return out
@@ -228,9 +242,19 @@ def topdown_consistent(
     post-processing: no privacy cost. The non-negativity makes the estimates biased (small
     counts pushed up, large ones down), the price of publishing plausible tables.
     """
+    _check_parents_list(parents)
     if not isinstance(noisy_levels, Sequence) or len(noisy_levels) != len(parents) + 1:
-        raise ValueError("noisy_levels must be a list with one array per level: len(parents) + 1 arrays")
+        got = len(noisy_levels) if isinstance(noisy_levels, Sequence) else type(noisy_levels).__name__
+        raise ValueError(
+            "noisy_levels must be a list with one array per level: len(parents) + 1 = "
+            f"{len(parents) + 1} arrays, got {got}"
+        )
     levels = [check_data(lv, f"noisy_levels[{i}]", ndim=1) for i, lv in enumerate(noisy_levels)]
+    for i, lv in enumerate(levels):
+        with np.errstate(over="ignore"):
+            overflows = not np.isfinite(np.abs(lv).sum())
+        if overflows:
+            raise ValueError(f"noisy_levels[{i}] is too large: the sum of its counts overflows a float")
     pars = _check_parents(parents, levels[-1].size)
     for i, lv in enumerate(levels[:-1]):
         expected = 1 if i == 0 else pars[i - 1].size
@@ -252,6 +276,11 @@ def topdown_consistent(
 
 def _check_regular(counts: Any, branching: int) -> tuple[np.ndarray, int, int]:
     arr = check_data(counts, "counts")
+    if arr.ndim == 0:
+        raise ValueError(
+            "counts must be an array with at least 1 dimension (a histogram or a grid of counts), "
+            f"got the scalar {counts!r}: wrap a single count in a list"
+        )
     b = check_integer(branching, "branching", minimum=2)
     side = arr.shape[0]
     if any(s != side for s in arr.shape):
@@ -500,9 +529,20 @@ def hierarchical_histogram(
     if not isinstance(constrained, bool | np.bool_):
         raise TypeError(f"constrained must be True or False, got {constrained!r}")
     generator = as_generator(rng)
-    levels = tree_levels(arr, b)
-    scale = len(levels) / eps
-    noisy = [lv + generator.laplace(0.0, scale, size=lv.shape) for lv in levels]
+    with np.errstate(over="ignore", invalid="ignore"):
+        levels = tree_levels(arr, b)
+    if not all(np.all(np.isfinite(lv)) for lv in levels):
+        raise ValueError("counts are too large: the counts of the tree's nodes (their sums) overflow a float")
+    scale = _finite(len(levels) / eps, "the noise scale L / epsilon", eps)
+    noise = [_finite(generator.laplace(0.0, scale, size=lv.shape), "the noise", eps) for lv in levels]
+    noisy = [lv + z for lv, z in zip(levels, noise, strict=True)]
     if constrained:
-        noisy = constrained_inference(noisy, b)
+        with np.errstate(over="ignore", invalid="ignore"):
+            noisy = constrained_inference(noisy, b)
+    if not all(np.all(np.isfinite(lv)) for lv in noisy):
+        # counts near the float maximum, or noise of a huge scale, leave no room for the sums
+        largest = max(float(np.max(np.abs(lv))) for lv in levels)
+        if largest >= scale:
+            raise ValueError(f"counts are too large: the noisy counts overflow a float (largest {largest:g})")
+        _finite(math.inf, "the noisy counts", eps)
     return HierarchicalHistogram(tuple(noisy), b, scale, bool(constrained))

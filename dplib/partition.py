@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from dplib._validation import as_generator, check_data, check_epsilon, check_probability
+from dplib.mechanisms.randomized_response import _finite
 
 __all__ = ["privtree_histogram"]
 
@@ -78,15 +79,32 @@ def privtree_histogram(
     within a block is post-processing.
     """
     arr = check_data(counts, "counts")
+    if arr.ndim == 0:
+        raise ValueError(
+            "counts must be an array with at least 1 dimension (a grid of counts), "
+            f"got the scalar {counts!r}: wrap a single count in a list"
+        )
     if np.any(arr < 0):
         raise ValueError("counts must be >= 0 (counts of people)")
     if arr.size > _MAX_CELLS:
         raise ValueError(f"counts must have at most 2**24 cells, got {arr.size}")
+    with np.errstate(over="ignore"):
+        total = float(arr.sum())
+    if not math.isfinite(total):  # counts >= 0: every block's count is finite when the total is
+        raise ValueError("counts are too large: their total overflows a float")
     eps = check_epsilon(epsilon)
     frac = check_probability(tree_fraction, "tree_fraction", low_open=True, high_open=True)
     generator = as_generator(rng)
     eps1, eps2 = frac * eps, (1.0 - frac) * eps
     beta = 2
+    if eps1 == 0.0 or not math.isfinite((2 * beta - 1) / eps1) or not math.isfinite(1.0 / eps2):
+        # the split noise Lap(3 / eps1) and the block noise Lap(1 / eps2) need finite scales
+        which = "tree_fraction" if frac < 0.5 else "1 - tree_fraction"
+        raise ValueError(
+            f"epsilon is too small for the noise scales 3 / (tree_fraction * epsilon) and "
+            f"1 / ((1 - tree_fraction) * epsilon) to be representable as floats ({which} * epsilon "
+            f"underflows), got epsilon={epsilon!r}, tree_fraction={tree_fraction!r}"
+        )
     lam = (2 * beta - 1) / ((beta - 1) * eps1)
     delta = lam * math.log(beta)
     theta = 0.0
@@ -110,9 +128,11 @@ def privtree_histogram(
         else:
             blocks.append(box)
     estimate = np.zeros_like(arr, dtype=float)
-    noise = generator.laplace(0.0, 1.0 / eps2, size=len(blocks))
+    noise = _finite(generator.laplace(0.0, 1.0 / eps2, size=len(blocks)), "the noise", eps)
     for box, z in zip(blocks, noise, strict=False):
         region = tuple(slice(a, b) for a, b in box)
         cells = math.prod(b - a for a, b in box)
         estimate[region] = (float(arr[region].sum()) + z) / cells
+    if not np.all(np.isfinite(estimate)):  # counts and noise both near the float maximum
+        raise ValueError("counts are too large: a block's count plus its noise overflows a float")
     return estimate, blocks

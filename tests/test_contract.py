@@ -196,6 +196,19 @@ BASELINES: dict[str, Baseline] = {
     "sum_sensitivity": call(0.0, 1.0),
     "mean_sensitivity": call(0.0, 1.0, 10),
     "linear_query_sensitivity": call([[1.0, 1.0, 0.0], [0.0, 1.0, 1.0]]),
+    # hierarchies and range queries
+    "hierarchical_histogram": call([3.0, 0.0, 5.0, 1.0], 1.0, rng=0),
+    "topdown_consistent": call([[10.0], [4.0, 7.0], [1.0, 3.0, 2.0, 4.0]], [[0, 0], [0, 0, 1, 1]]),
+    "privtree_histogram": call([[3.0, 0.0], [5.0, 1.0]], 1.0, rng=0),
+    # local DP and shuffling
+    "unary_encoding": call([0, 2, 1], 3, 1.0, rng=0),
+    "unary_encoding_estimate": call([[1, 0, 0], [0, 1, 1], [0, 0, 1]], 1.0),
+    "count_mean_sketch": call([0, 2, 1], 5, 1.0, num_hashes=4, width=8, rng=0),
+    "count_mean_sketch_estimate": call(
+        [[1, -1, 1, -1, 1, -1, 1, -1]] * 3, [0, 1, 2], 5, 1.0, num_hashes=4, width=8
+    ),
+    "shuffle_epsilon_closed_form": call(1.0, 10_000, 1e-6),
+    "shuffle_epsilon_numerical": call(1.0, 10_000, 1e-6),
 }
 
 # ----------------------------------------------------------------------------- hostile values

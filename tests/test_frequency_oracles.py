@@ -173,3 +173,33 @@ def test_bad_inputs():
         count_mean_sketch_estimate(np.zeros((2, 64)), [0, 0], 3, 1.0)
     with pytest.raises(ValueError, match="hash_indices"):
         count_mean_sketch_estimate(np.ones((2, 64)), [0, 16], 3, 1.0)
+
+
+@pytest.mark.parametrize("bad", [np.array(["optimized", "symmetric"]), np.array([]), np.zeros((2, 2)),
+                                 None, 1, ["optimized"]])
+def test_variant_must_be_one_of_the_names(bad):
+    with pytest.raises(TypeError, match=r"variant must be a str"):
+        unary_encoding([0, 2, 1], 3, 1.0, variant=bad, rng=0)
+    with pytest.raises(TypeError, match=r"variant must be a str"):
+        unary_encoding_estimate([[1, 0, 0], [0, 1, 1]], 1.0, variant=bad)
+    assert unary_encoding_probabilities(1.0, np.str_("symmetric"))[0] > 0.5
+
+
+@pytest.mark.parametrize("eps", [5e-324, 1e-300, 1e-17])
+def test_an_epsilon_too_small_for_the_estimate_is_refused(eps):
+    reports = [[1, 0, 0], [0, 1, 1], [0, 0, 1]]
+    for variant in ("optimized", "symmetric"):
+        with pytest.raises(ValueError, match=r"epsilon is too small"):
+            unary_encoding_estimate(reports, eps, variant=variant)
+        with pytest.raises(ValueError, match=r"epsilon is too small"):
+            unary_encoding_variance([0.5], 10, eps, variant=variant)
+    # the sketch's debiasing constant is 1 / tanh(eps / 4), exact down to eps / 4 = 5e-324
+    cms = ([[1, -1, 1, -1, 1, -1, 1, -1]] * 3, [0, 1, 2], 5, eps)
+    if eps / 4 == 0.0:
+        with pytest.raises(ValueError, match=r"epsilon is too small"):
+            count_mean_sketch_estimate(*cms, num_hashes=4, width=8)
+    else:
+        assert np.all(np.isfinite(count_mean_sketch_estimate(*cms, num_hashes=4, width=8)))
+    # the reports themselves are fine: near-zero epsilon is near-uniform noise
+    assert unary_encoding([0, 2, 1], 3, eps, rng=0).shape == (3, 3)
+    assert count_mean_sketch([0, 2, 1], 5, eps, num_hashes=4, width=8, rng=0)[0].shape == (3, 8)

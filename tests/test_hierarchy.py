@@ -219,3 +219,52 @@ def test_hierarchical_histogram_noise_and_queries():
     assert math.isclose(cons.range_query(1, 7), cons.levels[-1][1:7].sum())
     assert hierarchical_histogram(counts, 2.0, rng=5).levels[3].tolist() == \
         hierarchical_histogram(counts, 2.0, rng=5).levels[3].tolist()
+
+
+# --------------------------------------------------------------------------- the library contract
+
+
+@pytest.mark.parametrize("bad", [0, 5.0, True, np.float64(1e308), np.array(3.0)])
+def test_hierarchical_histogram_refuses_scalar_counts(bad):
+    with pytest.raises(ValueError, match=r"counts must be an array with at least 1 dimension"):
+        hierarchical_histogram(bad, 1.0, rng=0)
+
+
+def test_hierarchical_histogram_refuses_counts_whose_sums_overflow():
+    with pytest.raises(ValueError, match=r"counts .*overflow"):
+        hierarchical_histogram(np.array([1e308, 1e308]), 1.0, rng=0)
+    with pytest.raises(ValueError, match=r"counts .*overflow"):
+        hierarchical_histogram(np.array([-1e308, -1e308, 0.0, 0.0]), 1.0, rng=0)
+    assert np.all(np.isfinite(hierarchical_histogram([1e300, 1e300], 1.0, rng=0).levels[0]))
+
+
+@pytest.mark.parametrize("eps", [5e-324, 1e-310])
+def test_hierarchical_histogram_refuses_an_epsilon_too_small_to_represent(eps):
+    with pytest.raises(ValueError, match=r"epsilon is too small"):
+        hierarchical_histogram([3.0, 0.0, 5.0, 1.0], eps, rng=0)
+
+
+@pytest.mark.parametrize("bad", [0, 5e-324, None, 1 + 2j, math.nan, 2**70])
+def test_topdown_consistent_refuses_parents_that_are_not_a_list_of_arrays(bad):
+    noisy = [[10.0], [4.0, 7.0], [1.0, 3.0, 2.0, 4.0]]
+    with pytest.raises(TypeError, match=r"parents must be a list of integer arrays"):
+        topdown_consistent(noisy, bad)
+    with pytest.raises(TypeError, match=r"parents must be a list of integer arrays"):
+        aggregate_tree(LEAVES, bad)
+
+
+def test_topdown_consistent_names_noisy_levels_and_parents_on_a_length_mismatch():
+    with pytest.raises(ValueError, match=r"noisy_levels .*len\(parents\) \+ 1 = 3"):
+        topdown_consistent([[10.0], [4.0, 7.0]], [[0, 0], [0, 0, 1, 1]])
+    with pytest.raises(ValueError, match=r"noisy_levels\[1\] .*overflow"):
+        topdown_consistent([[10.0], [1e308, 1e308], [1.0, 3.0, 2.0, 4.0]], [[0, 0], [0, 0, 1, 1]])
+
+
+@pytest.mark.parametrize("total", [5e-324, 2.225073858507e-311, 1e-300])
+def test_topdown_consistent_tiny_root_total(total):
+    # tiny positive totals are below the rounding of the noisy counts: the projection still exists
+    out = topdown_consistent([[10.0], [4.0, 7.0], [1.0, 3.0, 2.0, 4.0]], [[0, 0], [0, 0, 1, 1]],
+                             root_total=total)
+    assert all(np.all(np.isfinite(lv)) and np.all(lv >= 0) for lv in out)
+    assert out[0][0] == total and out[-1].sum() <= 2 * total
+    assert project_to_total([7.0, 4.0], 5e-324).sum() <= 5e-324

@@ -55,3 +55,24 @@ def test_bad_input():
     for frac in (0.0, 1.0, 1.5):
         with pytest.raises(ValueError):
             privtree_histogram(np.ones((4, 4)), 1.0, tree_fraction=frac, rng=0)
+
+
+@pytest.mark.parametrize("bad", [0, 5.0, True, 1e308, np.array(3.0)])
+def test_scalar_counts_are_refused_naming_counts(bad):
+    with pytest.raises(ValueError, match=r"counts must be an array with at least 1 dimension"):
+        privtree_histogram(bad, 1.0, rng=0)
+
+
+@pytest.mark.parametrize("eps", [5e-324, 1e-310])
+def test_an_epsilon_too_small_to_represent_is_refused(eps):
+    with pytest.raises(ValueError, match=r"epsilon is too small"):
+        privtree_histogram([[3.0, 0.0], [5.0, 1.0]], eps, rng=0)
+    with pytest.raises(ValueError, match=r"tree_fraction"):
+        privtree_histogram([[3.0, 0.0], [5.0, 1.0]], 1.0, tree_fraction=5e-324, rng=0)
+
+
+def test_counts_whose_total_overflows_are_refused():
+    with pytest.raises(ValueError, match=r"counts .*overflow"):
+        privtree_histogram(np.full((2, 2), 1e308), 1.0, rng=0)
+    est, _ = privtree_histogram(np.full((2, 2), 1e300), 1.0, rng=0)
+    assert np.all(np.isfinite(est))

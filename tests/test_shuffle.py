@@ -127,3 +127,24 @@ def test_bad_n_and_epsilon():
         clone_pair_delta(1.0, 100, -0.1)
     with pytest.raises(ValueError, match="epsilon"):
         clone_pair_delta(1.0, 100, math.inf)
+
+
+@pytest.mark.parametrize("n", [10**6 + 1, 10**9, 2**70])
+def test_numerical_bound_refuses_n_beyond_its_range_and_points_to_the_closed_form(n):
+    with pytest.raises(ValueError, match=r"n must be .*10\*\*6.*shuffle_epsilon_closed_form"):
+        shuffle_epsilon_numerical(1.0, n, 1e-6)
+    assert 0 < shuffle_epsilon_closed_form(1.0, n, 1e-6) < 1.0
+
+
+@pytest.mark.parametrize("bad", [5e-324, 1e-11, 0.0, -1e-3, math.nan, math.inf])
+def test_numerical_bound_refuses_tol_below_its_floor(bad):
+    with pytest.raises(ValueError, match=r"tol must be a finite number >= 1e-10"):
+        shuffle_epsilon_numerical(1.0, 10_000, 1e-6, tol=bad)
+
+
+@pytest.mark.parametrize("eps0", [100.0, 709.0, 1e9, 2.0**70, 1e308])
+def test_numerical_bound_of_a_huge_epsilon0_is_the_trivial_bound(eps0):
+    # no clone is representable: shuffled epsilon0-LDP reports are (epsilon0, 0)-DP, no better
+    assert shuffle_epsilon_numerical(eps0, 10_000, 1e-6) == eps0
+    # as the bisection finds just below the cut-off, where a clone is already negligible
+    assert shuffle_epsilon_numerical(60.0, 10_000, 1e-6) == 60.0

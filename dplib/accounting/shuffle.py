@@ -46,6 +46,19 @@ __all__ = [
     "shuffle_epsilon_numerical",
 ]
 
+#: Largest n of :func:`shuffle_epsilon_numerical`: its cost grows like sqrt(n) (the clone counts
+#: it sums over), about 0.1 to 2 s at 10**6 (the largest n of the course's notebook).
+_MAX_N_NUMERICAL = 10**6
+#: Beyond this epsilon0 a clone has probability e^-epsilon0 < 4e-44, and e^epsilon0 / (e^epsilon0
+#: + 1) rounds to 1: the clone pair is randomized response that always tells the truth, whose
+#: divergence is 1 below epsilon0. The numerical bound is epsilon0 itself (the bisection returns it
+#: from epsilon0 = 37 on), and is returned without computing e^epsilon, which overflows past 709.
+_MAX_EPSILON0_NUMERICAL = 100.0
+#: Smallest tol of :func:`shuffle_epsilon_numerical`: finer brackets are below the accuracy of
+#: the binomial sums (and, for tol near 0, the bisection would never end).
+_MIN_TOL = 1e-10
+
+
 def _check_n(n: Any) -> int:
     return check_integer(n, "n", minimum=1)
 
@@ -187,14 +200,22 @@ def shuffle_epsilon_numerical(epsilon0: float, n: int, delta: float, *, tol: flo
     Parameters
     ----------
     epsilon0, n, delta
-        As for :func:`shuffle_epsilon_closed_form`.
+        As for :func:`shuffle_epsilon_closed_form`, with ``n <= 10**6``.
     tol : float
-        Absolute width of the final bracket, > 0.
+        Absolute width of the final bracket, >= 1e-10.
+
+    Returns
+    -------
+    float
+        For ``epsilon0 > 100`` no clone is representable and this is ``epsilon0``, the trivial
+        bound (shuffled ``epsilon0``-LDP reports are ``(epsilon0, 0)``-DP), as the bisection finds
+        from ``epsilon0 = 37`` on.
 
     Raises
     ------
     ValueError
-        epsilon0 not finite or <= 0, n < 1, delta outside (0, 1), tol <= 0.
+        epsilon0 not finite or <= 0, n < 1 or n > 10**6 (use :func:`shuffle_epsilon_closed_form`
+        for more users), delta outside (0, 1), tol below 1e-10 or not finite.
 
     References
     ----------
@@ -203,8 +224,15 @@ def shuffle_epsilon_numerical(epsilon0: float, n: int, delta: float, *, tol: flo
     """
     epsilon0 = check_epsilon(epsilon0, "epsilon0")
     n = _check_n(n)
+    if n > _MAX_N_NUMERICAL:
+        raise ValueError(
+            f"n must be an integer in [1, 10**6] for the numerical bound (its cost grows like "
+            f"sqrt(n)), got {n}: use shuffle_epsilon_closed_form for more users"
+        )
     delta = check_delta(delta, allow_zero=False)
-    tol = check_epsilon(tol, "tol")
+    tol = check_real(tol, "tol", minimum=_MIN_TOL)
+    if epsilon0 > _MAX_EPSILON0_NUMERICAL:
+        return float(epsilon0)
     low, high = 0.0, epsilon0
     if clone_pair_delta(epsilon0, n, 0.0) <= delta:
         return 0.0
@@ -214,6 +242,8 @@ def shuffle_epsilon_numerical(epsilon0: float, n: int, delta: float, *, tol: flo
             high = start
     while high - low > tol:
         mid = 0.5 * (low + high)
+        if not low < mid < high:  # the bracket is as fine as floats allow
+            break
         if clone_pair_delta(epsilon0, n, mid) <= delta:
             high = mid
         else:

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from dplib._validation import as_generator, check_data, check_epsilon, check_integer
+from dplib.mechanisms.randomized_response import _finite
 
 __all__ = [
     "unary_encoding_probabilities",
@@ -54,6 +55,10 @@ _MAX_K = 2**20
 
 
 def _check_variant(variant: Any) -> str:
+    if not isinstance(variant, str):
+        raise TypeError(
+            f"variant must be a str, 'optimized' (OUE) or 'symmetric' (SUE), got {type(variant).__name__}"
+        )
     if variant not in _VARIANTS:
         raise ValueError(f"variant must be 'optimized' (OUE) or 'symmetric' (SUE), got {variant!r}")
     return str(variant)
@@ -170,7 +175,15 @@ def unary_encoding_estimate(reports: Any, epsilon: float, *, variant: str = "opt
     """
     arr = _as_reports(reports)
     p, q = unary_encoding_probabilities(epsilon, variant)
-    return (arr.mean(axis=0) - q) / (p - q)
+    gap = _check_gap(p - q, epsilon)
+    return _finite((arr.mean(axis=0) - q) / gap, "the estimate", epsilon)
+
+
+def _check_gap(gap: float, epsilon: float) -> float:
+    """``p - q``, refusing an epsilon so small that it rounds to 0 (the estimators divide by it)."""
+    if gap <= 0.0:
+        _finite(math.inf, "the estimate (p - q rounds to 0)", epsilon)
+    return gap
 
 
 def unary_encoding_variance(frequencies: Any, n: int, epsilon: float, *, variant: str = "optimized") -> np.ndarray:
@@ -190,8 +203,10 @@ def unary_encoding_variance(frequencies: Any, n: int, epsilon: float, *, variant
         raise ValueError("frequencies must be in [0, 1]")
     n = check_integer(n, "n", minimum=1)
     p, q = unary_encoding_probabilities(epsilon, variant)
-    gap = p - q
-    return q * (1 - q) / (n * gap * gap) + f * (1 - p - q) / (n * gap)
+    gap = _check_gap(p - q, epsilon)
+    with np.errstate(over="ignore"):
+        variance = q * (1 - q) / (n * gap * gap) + f * (1 - p - q) / (n * gap)
+    return _finite(variance, "the variance", epsilon)
 
 
 def cms_hash_table(domain_size: int, num_hashes: int, width: int, hash_seed: int = 0) -> np.ndarray:
@@ -300,8 +315,13 @@ def count_mean_sketch_estimate(
         raise ValueError(f"hash_indices must be {arr.shape[0]} integers in 0..num_hashes-1")
     idx = idx.astype(np.int64)
     n = arr.shape[0]
-    c_eps = 1.0 / math.tanh(epsilon / 4.0)  # (e^(eps/2) + 1) / (e^(eps/2) - 1)
-    debiased = num_hashes * (c_eps / 2.0 * arr + 0.5)
-    sketch = np.stack([debiased[idx == row].sum(axis=0) for row in range(num_hashes)])
-    mean_row = sketch[np.arange(num_hashes)[:, None], table].mean(axis=0)
-    return (width / (width - 1.0)) * (mean_row - n / width) / n
+    half_gap = math.tanh(epsilon / 4.0)  # (e^(eps/2) - 1) / (e^(eps/2) + 1): 0 for a subnormal epsilon
+    if half_gap == 0.0:
+        _finite(math.inf, "the estimate (tanh(epsilon / 4) rounds to 0)", epsilon)
+    c_eps = 1.0 / half_gap  # (e^(eps/2) + 1) / (e^(eps/2) - 1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        debiased = num_hashes * (c_eps / 2.0 * arr + 0.5)
+        sketch = np.stack([debiased[idx == row].sum(axis=0) for row in range(num_hashes)])
+        mean_row = sketch[np.arange(num_hashes)[:, None], table].mean(axis=0)
+        estimate = (width / (width - 1.0)) * (mean_row - n / width) / n
+    return _finite(estimate, "the estimate", epsilon)

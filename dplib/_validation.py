@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "check_representable",
     "as_generator",
     "check_epsilon",
     "check_delta",
@@ -254,3 +255,17 @@ def check_size(size: Any) -> tuple[int, ...] | None:
         if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or dim < 0:
             raise TypeError(f"size must be None, a non-negative int or a tuple of them, got {size!r}")
     return tuple(int(dim) for dim in dims)
+
+
+def check_representable(value: Any, what: str, epsilon: float) -> Any:
+    """Return ``value`` if every entry is finite, else refuse ``epsilon`` as too small.
+
+    For results that grow like ``1 / epsilon`` (noise scales, debiased estimates, variances): a
+    subnormal epsilon makes them overflow, and the error says so instead of returning inf.
+    """
+    if not np.all(np.isfinite(value)):
+        raise ValueError(
+            f"epsilon is too small for {what} to be representable as a float, got "
+            f"epsilon={epsilon!r}"
+        )
+    return value

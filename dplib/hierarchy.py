@@ -41,8 +41,14 @@ from typing import Any
 
 import numpy as np
 
-from dplib._validation import as_generator, check_data, check_epsilon, check_integer, check_real
-from dplib.mechanisms.randomized_response import _finite
+from dplib._validation import (
+    as_generator,
+    check_data,
+    check_epsilon,
+    check_integer,
+    check_real,
+    check_representable,
+)
 
 __all__ = [
     "aggregate_tree",
@@ -533,8 +539,8 @@ def hierarchical_histogram(
         levels = tree_levels(arr, b)
     if not all(np.all(np.isfinite(lv)) for lv in levels):
         raise ValueError("counts are too large: the counts of the tree's nodes (their sums) overflow a float")
-    scale = _finite(len(levels) / eps, "the noise scale L / epsilon", eps)
-    noise = [_finite(generator.laplace(0.0, scale, size=lv.shape), "the noise", eps) for lv in levels]
+    scale = check_representable(len(levels) / eps, "the noise scale L / epsilon", eps)
+    noise = [check_representable(generator.laplace(0.0, scale, size=lv.shape), "the noise", eps) for lv in levels]
     noisy = [lv + z for lv, z in zip(levels, noise, strict=True)]
     if constrained:
         with np.errstate(over="ignore", invalid="ignore"):
@@ -544,5 +550,5 @@ def hierarchical_histogram(
         largest = max(float(np.max(np.abs(lv))) for lv in levels)
         if largest >= scale:
             raise ValueError(f"counts are too large: the noisy counts overflow a float (largest {largest:g})")
-        _finite(math.inf, "the noisy counts", eps)
+        check_representable(math.inf, "the noisy counts", eps)
     return HierarchicalHistogram(tuple(noisy), b, scale, bool(constrained))

@@ -24,8 +24,13 @@ from typing import Any
 
 import numpy as np
 
-from dplib._validation import as_generator, check_data, check_epsilon, check_probability
-from dplib.mechanisms.randomized_response import _finite
+from dplib._validation import (
+    as_generator,
+    check_data,
+    check_epsilon,
+    check_probability,
+    check_representable,
+)
 
 __all__ = ["privtree_histogram"]
 
@@ -128,7 +133,7 @@ def privtree_histogram(
         else:
             blocks.append(box)
     estimate = np.zeros_like(arr, dtype=float)
-    noise = _finite(generator.laplace(0.0, 1.0 / eps2, size=len(blocks)), "the noise", eps)
+    noise = check_representable(generator.laplace(0.0, 1.0 / eps2, size=len(blocks)), "the noise", eps)
     for box, z in zip(blocks, noise, strict=False):
         region = tuple(slice(a, b) for a, b in box)
         cells = math.prod(b - a for a, b in box)

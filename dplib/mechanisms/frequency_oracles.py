@@ -36,8 +36,13 @@ from typing import Any
 
 import numpy as np
 
-from dplib._validation import as_generator, check_data, check_epsilon, check_integer
-from dplib.mechanisms.randomized_response import _finite
+from dplib._validation import (
+    as_generator,
+    check_data,
+    check_epsilon,
+    check_integer,
+    check_representable,
+)
 
 __all__ = [
     "unary_encoding_probabilities",
@@ -176,13 +181,13 @@ def unary_encoding_estimate(reports: Any, epsilon: float, *, variant: str = "opt
     arr = _as_reports(reports)
     p, q = unary_encoding_probabilities(epsilon, variant)
     gap = _check_gap(p - q, epsilon)
-    return _finite((arr.mean(axis=0) - q) / gap, "the estimate", epsilon)
+    return check_representable((arr.mean(axis=0) - q) / gap, "the estimate", epsilon)
 
 
 def _check_gap(gap: float, epsilon: float) -> float:
     """``p - q``, refusing an epsilon so small that it rounds to 0 (the estimators divide by it)."""
     if gap <= 0.0:
-        _finite(math.inf, "the estimate (p - q rounds to 0)", epsilon)
+        check_representable(math.inf, "the estimate (p - q rounds to 0)", epsilon)
     return gap
 
 
@@ -206,7 +211,7 @@ def unary_encoding_variance(frequencies: Any, n: int, epsilon: float, *, variant
     gap = _check_gap(p - q, epsilon)
     with np.errstate(over="ignore"):
         variance = q * (1 - q) / (n * gap * gap) + f * (1 - p - q) / (n * gap)
-    return _finite(variance, "the variance", epsilon)
+    return check_representable(variance, "the variance", epsilon)
 
 
 def cms_hash_table(domain_size: int, num_hashes: int, width: int, hash_seed: int = 0) -> np.ndarray:
@@ -317,11 +322,11 @@ def count_mean_sketch_estimate(
     n = arr.shape[0]
     half_gap = math.tanh(epsilon / 4.0)  # (e^(eps/2) - 1) / (e^(eps/2) + 1): 0 for a subnormal epsilon
     if half_gap == 0.0:
-        _finite(math.inf, "the estimate (tanh(epsilon / 4) rounds to 0)", epsilon)
+        check_representable(math.inf, "the estimate (tanh(epsilon / 4) rounds to 0)", epsilon)
     c_eps = 1.0 / half_gap  # (e^(eps/2) + 1) / (e^(eps/2) - 1)
     with np.errstate(over="ignore", invalid="ignore"):
         debiased = num_hashes * (c_eps / 2.0 * arr + 0.5)
         sketch = np.stack([debiased[idx == row].sum(axis=0) for row in range(num_hashes)])
         mean_row = sketch[np.arange(num_hashes)[:, None], table].mean(axis=0)
         estimate = (width / (width - 1.0)) * (mean_row - n / width) / n
-    return _finite(estimate, "the estimate", epsilon)
+    return check_representable(estimate, "the estimate", epsilon)

@@ -26,6 +26,7 @@ from dplib._validation import (
     check_integer,
     check_probability,
     check_real,
+    check_representable,
 )
 
 __all__ = [
@@ -91,16 +92,6 @@ def _as_bits(bits: Any, name: str = "bits") -> np.ndarray:
     if not np.all((arr == 0) | (arr == 1)):
         raise ValueError(f"{name} must contain only 0/1 (or False/True) values")
     return arr.astype(np.int8)
-
-
-def _finite(value: Any, what: str, epsilon: float) -> Any:
-    """Return ``value`` if every entry is finite, else refuse ``epsilon`` as too small."""
-    if not np.all(np.isfinite(value)):
-        raise ValueError(
-            f"epsilon is too small for {what} to be representable as a float, got "
-            f"epsilon={epsilon!r}"
-        )
-    return value
 
 
 #: Largest number of categories of k-ary randomized response (the estimates are a length-k array).
@@ -181,7 +172,7 @@ def rr_estimate(reports: Any, epsilon: float) -> float:
     gap = math.tanh(epsilon / 2.0)  # 2p - 1; 0 only when epsilon / 2 underflows
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         estimate = 0.5 + (np.float64(arr.mean()) - 0.5) / np.float64(gap) if gap > 0 else math.inf
-    return float(_finite(estimate, "the estimate", epsilon))
+    return float(check_representable(estimate, "the estimate", epsilon))
 
 
 def rr_variance(
@@ -233,7 +224,7 @@ def rr_variance(
     gap = -math.expm1(-epsilon)
     with np.errstate(over="ignore"):
         privacy_term = float(np.float64(math.exp(-epsilon)) / n / gap / gap)
-    privacy_term = _finite(privacy_term, "the variance", epsilon)
+    privacy_term = check_representable(privacy_term, "the variance", epsilon)
     return pi * (1.0 - pi) / n + privacy_term if include_sampling else privacy_term
 
 
@@ -317,7 +308,7 @@ def k_rr_estimate(reports: Any, k: int, epsilon: float) -> np.ndarray:
     observed = np.bincount(arr, minlength=k) / arr.size
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         estimate = (observed - q) / _krr_gap(p, epsilon)
-    return _finite(estimate, "the estimates", epsilon)
+    return check_representable(estimate, "the estimates", epsilon)
 
 
 def k_rr_variance(frequencies: Any, n: int, k: int, epsilon: float) -> np.ndarray:
@@ -337,4 +328,4 @@ def k_rr_variance(frequencies: Any, n: int, k: int, epsilon: float) -> np.ndarra
     f = q + pi * gap
     with np.errstate(over="ignore", divide="ignore"):
         variance = f * (1.0 - f) / n / gap / gap
-    return _finite(variance, "the variance", epsilon)
+    return check_representable(variance, "the variance", epsilon)

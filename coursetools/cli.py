@@ -187,6 +187,7 @@ def _options(args) -> Options:
         max_pids=args.max_pids,
         cpus=args.cpus,
         hide=hide_list(Path(args.submissions), Path(args.grades).parent),
+        with_outputs=args.with_outputs,
     )
 
 
@@ -266,6 +267,7 @@ def cmd_course(args) -> int:
         max_pids=args.max_pids,
         cpus=args.cpus,
         hide=hide_list(klass),
+        with_outputs=args.with_outputs,
     )
     jobs, warnings = collect_jobs(klass, source, options)
     results = grade_class(jobs, workers=args.workers, scheduler=args.scheduler)
@@ -314,6 +316,12 @@ def _grading_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--max-pids", type=int, default=256, help="processes and threads per submission")
     p.add_argument("--cpus", type=float, default=1.0, help="CPU share of one submission, in cores")
+    p.add_argument(
+        "--with-outputs",
+        action="store_true",
+        help="show each student's own outputs and figures on the feedback page (a second, "
+        "ungraded run of every notebook without its hidden tests: about twice the grading time)",
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,8 +8,10 @@ The feedback page shows the student's own cells, markdown and maths rendered off
 run or load), and for each autograded test cell the version the student had (hidden tests already
 removed by the grader), its points and, when it failed, the grader's or the instructor's message.
 Tests are named by the exercise they grade ("Exercise 3 (2 points): ..."), taken from the heading
-above them. It never shows a hidden test's source or any cell output, unlike nbgrader's feedback
-(#917, #1363).
+above them. It never shows a hidden test's source, unlike nbgrader's feedback (#917, #1363), nor
+any output of the graded run; with ``grade --with-outputs`` each code cell is followed by the text
+and figures it produced in a separate display run that contains no hidden test
+(:func:`coursetools.grade.display_run`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from coursetools.outputs import SIGNATURES
 from coursetools.rendering import CONTENT_SECURITY_POLICY, markdown_to_html
 
 __all__ = [
@@ -45,6 +48,8 @@ blockquote{border-left:3px solid #ccc;margin:0;padding-left:1rem;color:#444}
 .verdict{padding:.3rem .6rem;border-radius:4px;font-weight:600}
 .passed{background:#dcf5dc}.failed,.timeout,.died{background:#fde0e0}.partial{background:#fff3c4}
 .notrun{background:#eee}.manual{background:#e0ecff}
+pre.out{background:#fff;border-left:3px solid #9ab;margin-top:-.6rem}.outnote{color:#a60}
+img.out{max-width:100%;display:block;margin:.4rem 0}
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2rem .6rem;text-align:left}
 """
 
@@ -188,6 +193,30 @@ def _task_titles(cells: Sequence[dict]) -> dict[str, str]:
     return titles
 
 
+_BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
+
+
+def _outputs_html(outputs: Iterable[dict]) -> list[str]:
+    """A code cell's outputs from the display run (:mod:`coursetools.outputs`): text, figures."""
+    parts = []
+    for output in outputs:
+        kind = output.get("kind")
+        if kind == "text":
+            parts.append(f"<pre class='out'>{html.escape(output['text'])}</pre>")
+        elif kind == "note":
+            parts.append(f"<p class='outnote'>{html.escape(output['text'])}</p>")
+        elif (
+            kind == "image"
+            and output.get("mime") in SIGNATURES
+            and _BASE64.fullmatch(output.get("data", ""))
+        ):
+            parts.append(
+                f"<img class='out' alt='a figure your notebook drew' "
+                f"src='data:{output['mime']};base64,{output['data']}'>"
+            )
+    return parts
+
+
 def render_html(result: dict) -> str:
     """The feedback page of one graded submission."""
     esc = html.escape
@@ -234,6 +263,7 @@ def render_html(result: dict) -> str:
             parts.append(f"<div class='md'>{markdown_to_html(cell['source'])}</div>")
         else:
             parts.append(f"<pre>{esc(cell['source'])}</pre>")
+            parts += _outputs_html(cell.get("outputs", ()))
         if cell.get("kind") == "test":
             status = cell["status"]
             message = f": {esc(cell['message'])}" if cell.get("message") else ""

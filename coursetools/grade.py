@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import copy
 import json
 import os
@@ -41,6 +42,7 @@ import struct
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -51,7 +53,17 @@ from coursetools import authoring, bans, bridge, limits
 from coursetools import sandbox as sbx
 from coursetools.kernel import BRIDGE_MODULE, KernelSession, KernelSpecification
 
-__all__ = ["Options", "Job", "grade_job", "merge", "is_test_cell", "is_manual_cell", "max_points"]
+__all__ = [
+    "Options",
+    "Job",
+    "grade_job",
+    "display_run",
+    "display_cells",
+    "merge",
+    "is_test_cell",
+    "is_manual_cell",
+    "max_points",
+]
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
@@ -69,6 +81,7 @@ class Options:
     max_pids: int = 256  # processes per submission (cgroup), threads included
     cpus: float = 1.0  # CPU share per submission (cgroup)
     hide: tuple[str, ...] = ()  # directories to cover in setuid mode (instructor files)
+    with_outputs: bool = False  # a second, ungraded run for the student's outputs (display_run)
 
 
 @dataclass
@@ -568,7 +581,7 @@ def _empty_result(job: Job, source: NotebookNode, problems: list[str], mode: str
     }
 
 
-def _prepare_home(job: Job, nb_bytes: bytes, plan: authoring.GradingPlan) -> tuple[Path, Path, Path]:
+def _prepare_home(job: Job, nb_bytes: bytes) -> tuple[Path, Path, Path]:
     """The submission's private directory: stage (files for the workspace), config, dplib copy."""
     home = Path(tempfile.mkdtemp(prefix="grade-"))
     os.chmod(home, 0o711)
@@ -586,6 +599,138 @@ def _prepare_home(job: Job, nb_bytes: bytes, plan: authoring.GradingPlan) -> tup
         (config / sub).mkdir(parents=True, mode=0o755)
     config.chmod(0o755)
     return home, stage, config
+
+
+@contextlib.contextmanager
+def _sandboxed(job: Job, mode: str, banned: Sequence[str], problems: list[str], usage: dict):
+    """A kernel specification for one run of ``job``: a private home, a fresh uid, a control group.
+
+    ``banned`` names the dplib functions the kernel's copy of dplib lacks (none for a display
+    run). On exit every process of the uid is killed, the group removed (its usage copied into
+    ``usage``) and the home deleted; trouble there is appended to ``problems``, never raised.
+    """
+    home, stage, config = _prepare_home(job, job.submission)
+    uid = sbx.new_uid()
+    group = None
+    try:
+        overlays = []
+        copy_dir = bans.grading_dplib(list(banned), home / "dplib-copy") if banned else None
+        if copy_dir is not None and mode != "rlimit":
+            overlays.append((str(copy_dir), str(bans.real_dplib_dir())))
+        if mode != "rlimit":
+            group = limits.SubmissionGroup.create(
+                f"{job.student}-{job.assignment}",
+                limits.GroupLimits(
+                    memory_bytes=job.options.memory_bytes,
+                    max_pids=job.options.max_pids,
+                    cpus=job.options.cpus,
+                ),
+            )
+        yield (
+            KernelSpecification(
+                home=home,
+                stage=stage,
+                config=config,
+                mode=mode,
+                uid=uid,
+                limits=sbx.Limits(
+                    memory_bytes=job.options.memory_bytes,
+                    cpu_seconds=int(job.options.notebook_timeout) + 60,
+                ),
+                overlays=overlays,
+                cgroup_procs=group.procs_files() if group is not None else [],
+                hide=list(job.options.hide),
+                startup_timeout=job.options.startup_timeout,
+            ),
+            group,
+        )
+    finally:
+        if group is not None:
+            try:
+                usage.update(group.usage())
+                group.remove()
+            except OSError as exc:  # the grader's trouble, reported; the grade stands
+                problems.append(f"grader: could not remove the control group ({exc})"[:200])
+        _kill_uid(uid)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+# ----------------------------------------------------------------------------------- display run
+
+
+INLINE_FIGURES = 'import os\nos.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"\n'
+
+
+def display_cells(nb: NotebookNode, release: NotebookNode) -> list[tuple[int, str]]:
+    """(index, code) of every cell the display run executes, in order.
+
+    The student's own cells as handed in, and each test cell as the *release* has it (the
+    visible tests the student ran in JupyterLab): never a hidden test, so nothing a hidden test
+    passed to the student's code can reach an output.
+    """
+    visible = {_nbg(c)["grade_id"]: c.source for c in release.cells if _nbg(c).get("grade_id")}
+    cells = []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        code = visible.get(_nbg(cell).get("grade_id"), "") if is_test_cell(cell) else cell.source
+        if code.strip():
+            cells.append((index, code))
+    return cells
+
+
+async def _display(spec, cells: list[tuple[int, str]], options: Options, collector) -> tuple[dict, list]:
+    shown: dict[int, list[dict]] = {}
+    problems: list[str] = []
+    kernel = KernelSession(spec, collector)
+    deadline = time.monotonic() + options.notebook_timeout
+    try:
+        await kernel.start()
+        # Graded kernels draw on Agg (no figure is ever shown); here figures are the point.
+        await kernel.execute(INLINE_FIGURES, options.startup_timeout, silent=True)
+        for index, code in cells:
+            left = deadline - time.monotonic()
+            if left <= 1:
+                problems.append("display run: notebook time limit reached, later outputs not shown")
+                break
+            collector.new_cell()
+            outcome = await kernel.execute(code, min(options.cell_timeout, left))
+            shown[index] = collector.outputs
+            if outcome.status in ("timeout", "died"):
+                what = "timed out" if outcome.status == "timeout" else "the kernel died"
+                shown[index].append({"kind": "note", "text": f"{what} here: later outputs not shown"})
+                break
+    finally:
+        await kernel.stop()
+    return shown, problems
+
+
+def display_run(
+    job: Job, nb: NotebookNode, release: NotebookNode, mode: str
+) -> tuple[dict[int, list[dict]], list[str]]:
+    """The student's outputs and figures, from a run of their notebook that has no test in it.
+
+    A separate, ungraded run in a fresh sandbox (same isolation and limits as grading, the full
+    dplib since nothing is graded): the graded run's outputs are never kept, because after a
+    hidden test has called the student's code, a later cell could print what the test passed in.
+    Returns outputs (:mod:`coursetools.outputs`) by cell index, and problems met.
+    """
+    from coursetools.outputs import OutputCollector
+
+    problems: list[str] = []
+    shown: dict[int, list[dict]] = {}
+    with _sandboxed(job, mode, (), problems, {}) as (spec, _group):
+        try:
+            shown, trouble = asyncio.run(
+                asyncio.wait_for(
+                    _display(spec, display_cells(nb, release), job.options, OutputCollector()),
+                    job.options.notebook_timeout + 120,
+                )
+            )
+            problems += trouble
+        except Exception as exc:  # noqa: BLE001 - outputs are a courtesy: never cost a grade
+            problems.append(f"display run: {type(exc).__name__}: {exc}"[:300])
+    return shown, problems
 
 
 def grade_job(job: Job) -> dict:
@@ -616,57 +761,24 @@ def grade_job(job: Job) -> dict:
 
     nb, notes = merge(source, release, submission)
     plan = authoring.plan(source)
-    home, stage, config = _prepare_home(job, job.submission, plan)
-    uid = sbx.new_uid()
-    group = None
     grader = None
-    try:
-        overlays = []
-        copy_dir = bans.grading_dplib(plan.bans, home / "dplib-copy")
-        if copy_dir is not None and mode != "rlimit":
-            overlays.append((str(copy_dir), str(bans.real_dplib_dir())))
-        if mode != "rlimit":
-            group = limits.SubmissionGroup.create(
-                f"{job.student}-{job.assignment}",
-                limits.GroupLimits(
-                    memory_bytes=job.options.memory_bytes,
-                    max_pids=job.options.max_pids,
-                    cpus=job.options.cpus,
-                ),
-            )
-        spec = KernelSpecification(
-            home=home,
-            stage=stage,
-            config=config,
-            mode=mode,
-            uid=uid,
-            limits=sbx.Limits(
-                memory_bytes=job.options.memory_bytes,
-                cpu_seconds=int(job.options.notebook_timeout) + 60,
-            ),
-            overlays=overlays,
-            cgroup_procs=group.procs_files() if group is not None else [],
-            hide=list(job.options.hide),
-            startup_timeout=job.options.startup_timeout,
-        )
+    usage: dict = {}
+    described = ""
+    with _sandboxed(job, mode, plan.bans, problems, usage) as (spec, group):
+        described = f" + {group.describe()}" if group is not None else ""
         grader = _Grader(nb, plan, spec, job.options)
         try:
             asyncio.run(asyncio.wait_for(grader.run(), job.options.notebook_timeout + 120))
         except Exception as exc:  # noqa: BLE001 - grader trouble is reported, never raised
             problems.append(f"grader error: {type(exc).__name__}: {exc}"[:300])
         problems += grader.problems
-    finally:
-        usage = {}
-        if group is not None:
-            try:
-                usage = group.usage()
-                group.remove()
-            except OSError as exc:  # the grader's trouble, reported; the grade stands
-                problems.append(f"grader: could not remove the control group ({exc})"[:200])
-        _kill_uid(uid)
-        shutil.rmtree(home, ignore_errors=True)
 
     results, feedback = score(nb, grader, release)
+    if job.options.with_outputs:
+        shown, trouble = display_run(job, nb, release, mode)
+        for index, outputs in shown.items():
+            feedback[index]["outputs"] = outputs
+        problems += trouble
     auto, manual = max_points(source)
     got = sum(r["points"] for r in results if r["kind"] == "auto")
     return {
@@ -679,7 +791,7 @@ def grade_job(job: Job) -> dict:
         "problems": problems,
         "notes": notes,
         "feedback": feedback,
-        "sandbox": mode + (f" + {group.describe()}" if group is not None else ""),
+        "sandbox": mode + described,
         "seconds": round(time.monotonic() - started, 2),
         "restarts": grader.restarts if grader else 0,
         "kernel_calls": grader.kernel_calls if grader else 0,

@@ -13,6 +13,12 @@ Every start uses fresh directories made by root outside the workspace: a run dir
 connection file and sockets (the kernel may add sockets but not replace root's files) and an empty
 mount point on which the launcher mounts the private workspace. A hung or dead kernel is reported
 as such; the caller restarts it.
+
+The one exception is the *display run* (:func:`coursetools.grade.display_run`), which runs no
+test and exists to show the student their own outputs: a session made with an
+:class:`~coursetools.outputs.OutputCollector` also subscribes to IOPub, with each message capped by
+ZeroMQ (``MAXMSGSIZE``) and the queue by its high-water mark, and hands every output of its cells
+to the collector, which keeps a bounded, inert copy.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from pathlib import Path
 
 from coursetools import bridge
 from coursetools import sandbox as sbx
+from coursetools.outputs import OutputCollector
 
 __all__ = ["Outcome", "KernelSession", "BRIDGE_MODULE"]
 
@@ -33,6 +40,8 @@ BRIDGE_MODULE = "_coursetools_bridge"
 MAX_REPLY_BYTES = bridge.MAX_BYTES * 4 // 3 + (1 << 20)  # a base64 reply plus its envelope
 MAX_CELL_REPLY_BYTES = 4 * 1024**2  # a cell's reply: its status (and a traceback we never read)
 POLL_SECONDS = 0.2
+IOPUB_QUEUE = 64  # messages queued for the display run: with the size cap, a bounded memory
+IDLE_GRACE_SECONDS = 2.0  # after a cell's reply, how long its last outputs may take to arrive
 
 
 @dataclass
@@ -76,10 +85,12 @@ class KernelSpecification:
 class KernelSession:
     """A sandboxed kernel reached through its shell channel only."""
 
-    def __init__(self, spec: KernelSpecification) -> None:
+    def __init__(self, spec: KernelSpecification, collector: OutputCollector | None = None) -> None:
         self.spec = spec
+        self.collector = collector  # None: IOPub is never read (every graded run)
         self.km = None
         self.sockets: dict[bool, object] = {}  # large replies allowed -> shell socket
+        self.iopub = None
         self.context = None
         self.log = tempfile.TemporaryFile()  # the launcher's stderr (bounded by RLIMIT_FSIZE)
 
@@ -139,6 +150,13 @@ class KernelSession:
             socket.setsockopt(zmq.LINGER, 0)
             socket.connect(self.km._make_url("shell"))
             self.sockets[large] = socket
+        if self.collector is not None:
+            self.iopub = self.context.socket(zmq.SUB)
+            self.iopub.setsockopt(zmq.MAXMSGSIZE, self.collector.limits.message_bytes)
+            self.iopub.setsockopt(zmq.RCVHWM, IOPUB_QUEUE)
+            self.iopub.setsockopt(zmq.LINGER, 0)
+            self.iopub.setsockopt(zmq.SUBSCRIBE, b"")
+            self.iopub.connect(self.km._make_url("iopub"))
         info = await self._request(
             "kernel_info_request", {}, self.spec.startup_timeout, reply="kernel_info_reply"
         )
@@ -194,12 +212,23 @@ class KernelSession:
         session.send(socket, sent)
         msg_id = sent["header"]["msg_id"]
         deadline = time.monotonic() + timeout
+        capture = self.iopub is not None and msg_type == "execute_request" and not content.get("silent")
+        if capture:
+            poller = zmq.asyncio.Poller()
+            poller.register(socket, zmq.POLLIN)
+            poller.register(self.iopub, zmq.POLLIN)
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
                 return Outcome("timeout")
             try:
-                ready = await socket.poll(int(min(left, POLL_SECONDS) * 1000), zmq.POLLIN)
+                if capture:
+                    events = dict(await poller.poll(int(min(left, POLL_SECONDS) * 1000)))
+                    if self.iopub in events:
+                        self._drain_iopub(msg_id)
+                    ready = socket in events
+                else:
+                    ready = await socket.poll(int(min(left, POLL_SECONDS) * 1000), zmq.POLLIN)
             except zmq.ZMQError:
                 return Outcome("died")
             if not ready:
@@ -220,12 +249,89 @@ class KernelSession:
             body = message.get("content", {}) if isinstance(message.get("content"), dict) else {}
             status = "ok" if body.get("status") == "ok" else "error"
             expressions = body.get("user_expressions")
+            if capture:  # the kernel publishes "idle" after the reply: the cell's last outputs
+                await self._until_idle(msg_id, min(IDLE_GRACE_SECONDS, max(0.0, deadline - time.monotonic())))
             return Outcome(status, expressions if isinstance(expressions, dict) else {})
+
+    def _drain_iopub(self, msg_id: str) -> bool:
+        """Hand this cell's queued outputs to the collector; True once the kernel said idle."""
+        import zmq
+
+        session, idle = self.km.session, False
+        for _ in range(1000):  # a bounded batch; the poll loop comes back for more
+            try:
+                frames = self.iopub.recv_multipart(zmq.NOBLOCK, copy=True)
+            except zmq.Again:
+                break
+            except zmq.ZMQError:
+                break
+            if hasattr(frames, "__await__"):  # the asyncio socket returns a done future
+                try:
+                    frames = frames.result()
+                except Exception:  # noqa: BLE001 - nothing queued after all
+                    break
+            try:
+                _idents, parts = session.feed_identities(frames, copy=True)
+                message = session.deserialize(parts, content=True, copy=True)
+            except Exception:  # noqa: BLE001 - a malformed or unsigned message is ignored
+                continue
+            if message.get("parent_header", {}).get("msg_id") != msg_id:
+                continue
+            kind, body = message.get("msg_type"), message.get("content")
+            if kind == "status" and isinstance(body, dict) and body.get("execution_state") == "idle":
+                idle = True
+            else:
+                self.collector.add(kind, body)
+        return idle
+
+    async def _wait_idle(self, msg_id: str, grace: float) -> bool:
+        import zmq
+
+        end = time.monotonic() + grace
+        while time.monotonic() < end:
+            try:
+                if self._drain_iopub(msg_id):
+                    return True
+                await self.iopub.poll(int(min(end - time.monotonic(), POLL_SECONDS) * 1000) + 1, zmq.POLLIN)
+            except zmq.ZMQError:
+                return False
+        return False
+
+    async def _until_idle(self, msg_id: str, grace: float) -> None:
+        if await self._wait_idle(msg_id, grace):
+            return
+        # No "idle": a message over the size cap cut the subscription. Subscribe afresh, and
+        # make sure it works (a request's "idle" comes through) before the next cell runs.
+        self.collector.add_note(
+            "some output of this cell was lost (too much of it, or one piece over "
+            f"{self.collector.limits.message_bytes // 1024**2} MiB)"
+        )
+        await self._resubscribe()
+
+    async def _resubscribe(self, attempts: int = 5) -> None:
+        import zmq
+
+        self.iopub.close(linger=0)
+        self.iopub = self.context.socket(zmq.SUB)
+        self.iopub.setsockopt(zmq.MAXMSGSIZE, self.collector.limits.message_bytes)
+        self.iopub.setsockopt(zmq.RCVHWM, IOPUB_QUEUE)
+        self.iopub.setsockopt(zmq.LINGER, 0)
+        self.iopub.setsockopt(zmq.SUBSCRIBE, b"")
+        self.iopub.connect(self.km._make_url("iopub"))
+        shell, session = self.sockets[False], self.km.session
+        for _ in range(attempts):  # its reply on the shell channel is skipped by the next request
+            probe = session.msg("kernel_info_request", {})
+            session.send(shell, probe)
+            if await self._wait_idle(probe["header"]["msg_id"], 1.0):
+                return
 
     async def stop(self) -> None:
         for socket in self.sockets.values():
             socket.close(linger=0)
         self.sockets = {}
+        if self.iopub is not None:
+            self.iopub.close(linger=0)
+            self.iopub = None
         if self.context is not None:
             self.context.term()
             self.context = None

@@ -42,3 +42,35 @@ def test_the_feedback_page_shows_rendered_maths_and_no_raw_markup(page, tmp_path
     )
     assert len(sizes) > 100 and min(sizes) > 0, (len(sizes), min(sizes, default=None))
     assert not errors
+
+
+def test_the_students_figure_and_text_show_under_the_pages_policy(page, tmp_path):
+    """``grade --with-outputs``: a figure (a data: PNG) loads under the page's CSP; text is text."""
+    import base64
+    import io
+
+    import matplotlib
+
+    matplotlib.use("agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(3, 2))
+    axes.plot([0, 1], [0, 1])
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    plt.close(figure)
+    outputs = [
+        {"kind": "text", "text": "<b>not bold</b> $x$\n"},
+        {"kind": "image", "mime": "image/png", "data": base64.b64encode(buffer.getvalue()).decode()},
+    ]
+    result = _result() | {"feedback": [{"type": "code", "source": "plot()", "grade_id": None,
+                                        "kind": "code", "outputs": outputs}]}
+    path = tmp_path / "feedback.html"
+    path.write_text(render_html(result), encoding="utf-8")
+    blocked = []
+    page.on("console", lambda m: blocked.append(m.text) if "Content Security Policy" in m.text else None)
+    page.goto(path.as_uri())
+    width = page.evaluate("() => document.querySelector('img.out').naturalWidth")
+    assert width == 300  # 3 inches at matplotlib's 100 dpi: the bytes were decoded and drawn
+    assert page.locator("pre.out").inner_text().strip() == "<b>not bold</b> $x$"
+    assert page.locator("pre.out b").count() == 0 and not blocked

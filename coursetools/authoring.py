@@ -264,6 +264,12 @@ def lint(source: NotebookNode) -> list[str]:
             except ValueError as exc:
                 problems.append(f"{where} line {line}: {exc}")
         for node in ast.walk(tree):
+            if isinstance(node, ast.Assert) and node.msg is None and node.lineno in hidden:
+                problems.append(
+                    f"{where} line {node.lineno}: a hidden assert needs a message that teaches "
+                    "without giving the answer (without one the student reads only "
+                    f"'a hidden test failed (line {node.lineno})')"
+                )
             if (
                 isinstance(node, ast.Attribute)
                 and node.attr in PROXY_METHODS

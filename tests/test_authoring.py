@@ -52,6 +52,7 @@ def test_the_plan_names_prelude_answers_tests_and_bans():
         ("### BEGIN HIDDEN TESTS\nfrom dplib.grading import forbid\nforbid('numpy.mean')\n### END HIDDEN TESTS", "dplib function names"),
         ("results = f.map([(1,), (2,)])", "exists only in the grader"),
         ("f(1)", "must not be an answer's value"),
+        ("### BEGIN HIDDEN TESTS\nassert f(2) == 2\n### END HIDDEN TESTS", "a hidden assert needs a message"),
     ],
 )
 def test_each_rule_is_enforced(test_source, complaint):

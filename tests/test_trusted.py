@@ -59,6 +59,36 @@ def test_a_hidden_assertion_without_message_says_only_where():
     assert "double(1)" not in result["message"]
 
 
+def test_a_hidden_library_assertion_never_shows_the_values_it_compared():
+    # numpy.testing's message holds both arrays: the hidden input and the expected answer.
+    source = (
+        "### BEGIN HIDDEN TESTS\nsecret = np.array([31337.0])\n"
+        "np.testing.assert_allclose(double(secret), secret * 3, err_msg='doubling')\n"
+        "### END HIDDEN TESTS"
+    )
+    result, _ = run(source, {"double": double}, hidden=[1, 2, 3, 4])
+    assert result["message"] == "a hidden test failed (line 3)"
+    visible = "np.testing.assert_allclose(double([1.0]), [3.0])"
+    result, _ = run(visible, {"double": double})
+    assert "Not equal to tolerance" in result["message"]  # visible: its values are the student's
+
+
+def test_a_hidden_course_assertion_keeps_its_teaching_message():
+    source = (
+        "### BEGIN HIDDEN TESTS\nfrom dplib.testing import assert_laplace_scale\n"
+        "assert_laplace_scale(double(np.random.default_rng(0).laplace(0, 1, 5000)), 1.0)\n"
+        "### END HIDDEN TESTS"
+    )
+    result, _ = run(source, {"double": double}, hidden=[1, 2, 3, 4])
+    assert result["message"].startswith("the mean absolute deviation from 0 is 2.0")
+
+
+def test_a_hidden_raise_keeps_the_instructors_message():
+    source = "### BEGIN HIDDEN TESTS\nif double(1) != 3:\n    raise AssertionError('odd')\n### END HIDDEN TESTS"
+    result, _ = run(source, {"double": double}, hidden=[1, 2, 3, 4])
+    assert result["message"] == "odd"
+
+
 def test_an_assertion_message_is_the_instructors():
     result, _ = run("assert double(1) == 3, 'doubling 1 should give 3?'", {"double": double})
     assert result["message"] == "doubling 1 should give 3?"

@@ -7,7 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: course test test-browser lint bench tour clean-venv release grade lab export
+.PHONY: course test test-browser lint bench tour clean-venv release grade lab export book
 
 # (Re)build the virtual environment when it is missing or older than the package metadata.
 # A .venv left without pip by an interrupted first run is rebuilt, not patched.
@@ -47,6 +47,12 @@ export: $(STAMP)
 	@mkdir -p build
 	$(VENV_PATH) $(VENV)/bin/nbgrader export --to $(FINAL_GRADES)
 
+# The course as a static site for self-paced readers (offline: maths as MathML, no CDN):
+# _build/html/index.html. Executed chapters are cached in build/book/cache.
+BOOK_ARGS ?=
+book: $(STAMP)
+	$(PY) -m coursetools book $(BOOK_ARGS)
+
 tour: $(STAMP)
 	$(PY) -m dplib
 
@@ -60,16 +66,26 @@ test-browser: $(STAMP)
 lint: $(STAMP)
 	$(PY) -m ruff check dplib tests bench coursetools examples deploy
 
-# Benchmarks run beside the peers (OpenDP, diffprivlib, dp-accounting) in their own environment.
+# Benchmarks (not part of make test): dplib against its peers (numpy, OpenDP, diffprivlib,
+# dp-accounting, prv-accountant, Opacus), installed in their own environment (.venv-bench:
+# diffprivlib needs scikit-learn < 1.7). One table, bench/results.json and bench/scaling.png.
+# BENCH_ARGS: --quick (small sizes, few repeats), --only samplers,accountants,dpsgd,course,grader.
 BENCH_VENV := .venv-bench
+BENCH_ARGS ?=
 $(BENCH_VENV)/.installed: pyproject.toml
 	@test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(BENCH_VENV)/bin/python -m pip install --quiet -e '.[bench]'
 	@touch $@
 
-bench: $(BENCH_VENV)/.installed
-	@for script in bench/bench_*.py; do echo "== $$script"; $(BENCH_VENV)/bin/python $$script || exit 1; done
+# Opacus and torch, best effort: without them the Opacus rows say why they are empty. The stamp
+# is only written on success, so a failed install is retried by the next make bench.
+$(BENCH_VENV)/.torch: $(BENCH_VENV)/.installed bench/requirements-torch.txt
+	$(BENCH_VENV)/bin/python -m pip install --quiet -r bench/requirements-torch.txt && touch $@ \
+	  || echo "note: Opacus/torch could not be installed (bench/requirements-torch.txt); make bench goes on without the Opacus rows"
+
+bench: $(BENCH_VENV)/.installed $(BENCH_VENV)/.torch
+	$(BENCH_VENV)/bin/python bench/run_all.py $(BENCH_ARGS)
 
 clean-venv:
 	rm -rf $(VENV)

@@ -367,5 +367,43 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--release", type=Path, default=ROOT / "notebooks")
     _grading_arguments(p)
     p.set_defaults(func=cmd_course)
+    p = sub.add_parser("book", help="the course as a static site, offline: _build/html/index.html")
+    p.add_argument("--source", type=Path, default=ROOT / "solutions")
+    p.add_argument("--out", type=Path, default=ROOT / "_build" / "html")
+    p.add_argument(
+        "--jobs", type=int, default=None, help="chapters executed at once (default: cores)"
+    )
+    p.add_argument("--no-cache", action="store_true", help="execute every chapter again")
+    p.add_argument("--cache-dir", type=Path, default=BUILD / "book" / "cache")
+    p.add_argument("--strict", action="store_true", help="exit 1 if any cell raised an error")
+    p.set_defaults(func=cmd_book)
     args = parser.parse_args(argv)
     return args.func(args)
+
+
+def cmd_book(args) -> int:
+    """Build the book (coursetools/book.py); per-chapter seconds or "cached", and the total."""
+    from coursetools.book import BookError, build_book
+
+    if args.jobs is not None and args.jobs < 1:
+        print(f"--jobs must be >= 1, got {args.jobs}", file=sys.stderr)
+        return 2
+    print(f"== book: {args.source} -> {args.out}")
+    try:
+        report = build_book(
+            args.source,
+            args.out,
+            jobs=args.jobs,
+            use_cache=not args.no_cache,
+            cache_dir=args.cache_dir,
+        )
+    except BookError as exc:
+        print(f"book not built: {exc}", file=sys.stderr)
+        return 1
+    for line in report.errors:
+        print(f"  cell error: {line}", file=sys.stderr)
+    print(
+        f"book built in {report.seconds:.1f} s ({len(report.executed)} chapter(s) executed, "
+        f"{len(report.runs) - len(report.executed)} cached): {report.out / 'index.html'}"
+    )
+    return 1 if args.strict and report.errors else 0

@@ -21,6 +21,7 @@ import html
 import re
 import secrets
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 
 import mistune
 from latex2mathml.converter import convert as latex_to_mathml
@@ -56,6 +57,12 @@ _MATH = re.compile(
 ET.register_namespace("", _MATHML)
 _markdown = mistune.create_markdown(escape=True, plugins=["strikethrough", "table"])
 _SAFE_LINK = re.compile(r'href="(?!https?://|mailto:|#)[^"]*"')
+# What mistune writes for a link or an image (values HTML-escaped, inside double quotes).
+_URL_ATTRIBUTE = re.compile(r'<(?P<tag>a|img) (?P<name>href|src)="(?P<url>[^"]*)"')
+# A rewritten target must still be harmless: web, mail, in-page, or a relative path (no scheme).
+_SAFE_TARGET = re.compile(
+    r"(?:https?://|mailto:|#)|(?![/\\]{2})(?![a-z][a-z0-9+.-]*:)[^\s\\]*$", re.IGNORECASE
+)
 
 
 def _clean(element: ET.Element) -> ET.Element:
@@ -85,16 +92,46 @@ def math_to_html(latex: str, *, display: bool = False) -> str:
     >>> "<script" in math_to_html(r"\\text{<script>alert(1)</script>}")
     False
     """
+    # latex2mathml has no ``aligned`` (it writes its ``&`` as bare text, invalid XML), but renders
+    # ``align*``, the same rows of right/left-aligned column pairs, as a table.
+    converted = re.sub(r"\\(begin|end)\{aligned\}", r"\\\1{align*}", latex)
     try:
-        tree = ET.fromstring(latex_to_mathml(latex, display="block" if display else "inline"))
+        tree = ET.fromstring(latex_to_mathml(converted, display="block" if display else "inline"))
         return ET.tostring(_clean(tree), encoding="unicode", short_empty_elements=False)
     except Exception:  # noqa: BLE001 - any LaTeX the converter cannot read is shown as written
         delimiter = "$$" if display else "$"
         return f"<code class='tex'>{html.escape(delimiter + latex + delimiter)}</code>"
 
 
-def markdown_to_html(source: str) -> str:
+def _rewrite_urls(rendered: str, rewrite_url: Callable[[str, str], str | None]) -> str:
+    """Every ``<a href>`` and ``<img src>`` target passed through ``rewrite_url(url, tag)``."""
+
+    def one(match: re.Match) -> str:
+        tag, name, url = match.group("tag", "name", "url")
+        target = html.unescape(url)
+        new = target if tag == "a" and target.startswith("#") else rewrite_url(target, tag)
+        if new is None or not _SAFE_TARGET.match(new):
+            new = "#" if tag == "a" else ""
+        return f'<{tag} {name}="{html.escape(new, quote=True)}"'
+
+    return _URL_ATTRIBUTE.sub(one, rendered)
+
+
+def markdown_to_html(
+    source: str, *, rewrite_url: Callable[[str, str], str | None] | None = None
+) -> str:
     """A markdown cell's source as an HTML fragment: maths as MathML, raw HTML escaped.
+
+    Parameters
+    ----------
+    source : str
+        The cell's markdown, with LaTeX maths.
+    rewrite_url : callable, optional
+        ``rewrite_url(url, tag)`` gives the target to use for each link (``tag == "a"``, except
+        in-page ``#anchors``) and each image (``tag == "img"``), or ``None`` to drop it (a link
+        then points to ``#``, an image gets an empty ``src``). A result with a scheme other than
+        http(s) or mailto is dropped too. The default (``None``) keeps http(s), mailto and
+        ``#`` links and turns every other link into ``#`` (the feedback pages' behaviour).
 
     Examples
     --------
@@ -113,7 +150,10 @@ def markdown_to_html(source: str) -> str:
         return f"MATH{nonce}X{len(formulas) - 1}X"
 
     text = _MATH.sub(cut, str(source))
-    rendered = _SAFE_LINK.sub('href="#"', _markdown(text))
+    if rewrite_url is None:
+        rendered = _SAFE_LINK.sub('href="#"', _markdown(text))
+    else:
+        rendered = _rewrite_urls(_markdown(text), rewrite_url)
     return re.sub(
         rf"MATH{nonce}X(\d+)X", lambda m: formulas[int(m.group(1))], rendered
     )

@@ -1,0 +1,487 @@
+"""The course book (coursetools/book.py): an offline site built from a stripped, executed copy.
+
+A tiny course is built once per module, with execution: the pilot fixture (three exercises with
+hidden tests, a written answer) and a chapter made here with a figure, maths, a link to the pilot,
+an image file, a mark scheme and a hidden test. The site is then read back as a browser would: every
+link and image must resolve to a file, every figure must be a PNG file, nothing may come from the
+network, and no hidden test, mark scheme or nbgrader marker may appear on any page.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import struct
+import sys
+import zlib
+from html.parser import HTMLParser
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from coursetools import book, book_site, cli
+from coursetools.rendering import markdown_to_html
+
+ROOT = Path(__file__).resolve().parents[1]
+PILOT = ROOT / "tests" / "fixtures" / "solutions" / "pilot"
+MARKERS = (
+    "BEGIN SOLUTION",
+    "END SOLUTION",
+    "BEGIN HIDDEN TESTS",
+    "END HIDDEN TESTS",
+    "BEGIN MARK SCHEME",
+    "END MARK SCHEME",
+    "YOUR CODE HERE",
+    "raise NotImplementedError",
+    "YOUR ANSWER HERE",
+)
+MARK_SCHEME_TEXT = "Award one point for naming post-processing"
+MODEL_ANSWER_TEXT = "Post-processing cannot weaken the guarantee"
+
+
+def _png(width: int = 3, height: int = 2) -> bytes:
+    """A valid, tiny RGB PNG (for a markdown image the book must copy)."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (
+            struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+        )
+
+    rows = b"".join(b"\x00" + b"\xff\x00\x00" * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )
+
+
+def _cell(kind: str, source: str, **nbgrader) -> nbformat.NotebookNode:
+    make = nbformat.v4.new_code_cell if kind == "code" else nbformat.v4.new_markdown_cell
+    cell = make(source)
+    if nbgrader:
+        cell.metadata["nbgrader"] = {
+            "grade": False,
+            "locked": False,
+            "schema_version": 3,
+            "solution": False,
+            "task": False,
+            **nbgrader,
+        }
+    return cell
+
+
+def figures_chapter() -> nbformat.NotebookNode:
+    """A chapter with what the pilot lacks: a figure, display maths, links, an image, a scheme."""
+    cells = [
+        _cell(
+            "markdown",
+            "# 01 · Figures and maths\n\nA chapter that draws.\n\n**Learning goals**\n\n"
+            "1. plot the privacy loss $\\ln(p/q)$ against $\\varepsilon$;\n"
+            "2. read [the pilot](../pilot/pilot.ipynb#Exercise-1:-clamp) first.\n\n"
+            "Then the rest.",
+        ),
+        _cell(
+            "code",
+            "%matplotlib inline\nimport matplotlib.pyplot as plt\nimport numpy as np\n"
+            "print('\\x1b[31mcoloured\\x1b[0m output')",
+            grade_id="setup",
+            locked=True,
+        ),
+        _cell(
+            "markdown",
+            "## The definition\n\n"
+            "$$\\Pr[M(D) \\in S] \\le e^{\\varepsilon} \\Pr[M(D') \\in S]$$\n\n"
+            "A diagram: ![a red square](diagram.png). The [grading guide](../docs/grading.md).",
+        ),
+        _cell(
+            "code",
+            "fig, ax = plt.subplots(figsize=(3, 2))\nax.plot([0, 1, 2], [0, 1, 4])\n"
+            "ax.set_title('loss')\nplt.show()",
+        ),
+        _cell("markdown", "## Exercise: double it\n\nWrite `double(x)`."),
+        _cell(
+            "code",
+            "def double(x):\n    ### BEGIN SOLUTION\n    return 2 * x  # the solution line\n"
+            "    ### END SOLUTION",
+            grade_id="double",
+            solution=True,
+        ),
+        _cell(
+            "code",
+            "assert double(2) == 4\nprint('visible test passed')\n### BEGIN HIDDEN TESTS\n"
+            "assert double(-7.25) == -14.5, 'hidden check of negative inputs'\n"
+            "### END HIDDEN TESTS",
+            grade_id="double_tests",
+            grade=True,
+            locked=True,
+            points=1,
+        ),
+        _cell("markdown", "## Written\n\nDoes rounding a private count weaken it?"),
+        _cell(
+            "markdown",
+            "### BEGIN SOLUTION\n" + MODEL_ANSWER_TEXT + ": rounding is a function of the output.\n"
+            "=== BEGIN MARK SCHEME ===\n" + MARK_SCHEME_TEXT + ".\n=== END MARK SCHEME ===\n"
+            "### END SOLUTION",
+            grade_id="rounding",
+            solution=True,
+            grade=True,
+            points=1,
+        ),
+    ]
+    nb = nbformat.v4.new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    return nb
+
+
+def make_course(root: Path) -> Path:
+    """``root/solutions``: the pilot and the figures chapter; ``root`` also has README and docs."""
+    import shutil
+
+    source = root / "solutions"
+    shutil.copytree(PILOT, source / "pilot")
+    folder = source / "01_figures"
+    folder.mkdir(parents=True)
+    nbformat.write(figures_chapter(), folder / "01_figures.ipynb")
+    (folder / "diagram.png").write_bytes(_png())
+    shutil.copy(ROOT / "README.md", root / "README.md")
+    shutil.copytree(ROOT / "docs", root / "docs")
+    return source
+
+
+# ---------------------------------------------------------------------------------- site reader
+
+
+class _Page(HTMLParser):
+    """What a browser would fetch from a page, its ids, and its visible text."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.urls: list[tuple[str, str, str]] = []  # (tag, attribute, value)
+        self.ids: set[str] = set()
+        self.text: list[str] = []
+        self.tags: list[tuple[str, dict]] = []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self.tags.append((tag, attrs))
+        if "id" in attrs:
+            self.ids.add(attrs["id"])
+        for name in ("href", "src"):
+            if attrs.get(name) is not None:
+                self.urls.append((tag, name, attrs[name]))
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def _read(path: Path) -> _Page:
+    page = _Page()
+    page.feed(path.read_text(encoding="utf-8"))
+    return page
+
+
+def _hidden_lines(notebook: Path) -> list[str]:
+    """Lines between the hidden-test markers, read here independently of the book's code."""
+    lines, inside = [], False
+    for cell in nbformat.read(notebook, as_version=4).cells:
+        for line in cell.source.splitlines():
+            if "BEGIN HIDDEN TESTS" in line:
+                inside = True
+            elif "END HIDDEN TESTS" in line:
+                inside = False
+            elif inside and len(line.strip()) > 15:
+                lines.append(line.strip())
+    return lines
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    root = tmp_path_factory.mktemp("book")
+    source = make_course(root)
+    report = book.build_book(
+        source, root / "_build" / "html", jobs=2, cache_dir=root / "cache", docs_root=root
+    )
+    return root, source, report
+
+
+@pytest.fixture(scope="module")
+def pages(site):
+    root, _, report = site
+    return {p.name: p for p in sorted((root / "_build" / "html").glob("*.html"))}
+
+
+# ----------------------------------------------------------------------------------------- tests
+
+
+def test_the_run_is_the_full_marks_student_of_make_class():
+    spec = importlib.util.spec_from_file_location("make_class", ROOT / "examples" / "make_class.py")
+    make_class = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_class)
+    chapter = book.load_chapter(PILOT.parent, "pilot")
+    assert chapter.filled == make_class.student_notebooks(PILOT / "pilot.ipynb")["ada_full"]
+
+
+def test_every_chapter_executed_and_is_a_page_linked_from_the_landing_page(site, pages):
+    _, _, report = site
+    assert sorted(report.runs) == ["01_figures", "pilot"]
+    assert not report.errors and sorted(report.executed) == ["01_figures", "pilot"]
+    assert {"index.html", "api.html", "01_figures.html", "pilot.html"} <= set(pages)
+    index = _read(pages["index.html"])
+    hrefs = {value for tag, name, value in index.urls if tag == "a"}
+    assert {"01_figures.html", "pilot.html", "api.html", "grading.html"} <= hrefs
+    chapter = _read(pages["01_figures.html"])
+    assert "visible test passed" in "".join(chapter.text), "a visible test's output is shown"
+    assert ("a", "href", "pilot.html") in chapter.urls, "next chapter link"
+
+
+def test_every_internal_link_and_image_resolves_to_a_file(pages):
+    checked = 0
+    for name, path in pages.items():
+        page = _read(path)
+        for tag, _, value in page.urls:
+            if value.startswith(("http://", "https://", "mailto:")):
+                continue
+            target, _, anchor = value.partition("#")
+            file = path.parent / target if target else path
+            assert file.is_file(), f"{name}: {tag} -> {value} is missing"
+            if anchor and file.suffix == ".html":
+                assert anchor in _read(file).ids, f"{name}: {value}: no such anchor"
+            checked += 1
+    assert checked > 50
+    chapter = _read(pages["01_figures.html"])
+    assert ("a", "href", "pilot.html#Exercise-1:-clamp") in chapter.urls, (
+        "a notebook link ../pilot/pilot.ipynb#anchor becomes the pilot's page, same anchor"
+    )
+    assert ("a", "href", "grading.html") in chapter.urls, "../docs/grading.md becomes its page"
+
+
+def test_figures_are_png_files_beside_the_pages(pages):
+    site_dir = pages["index.html"].parent
+    chapter = _read(pages["01_figures.html"])
+    images = [v for t, n, v in chapter.urls if t == "img"]
+    assert len(images) == 2, images  # the matplotlib figure and the copied diagram
+    for src in images:
+        assert src.startswith("figures/01_figures/") and not src.startswith("data:")
+        data = (site_dir / src).read_bytes()
+        assert data.startswith(b"\x89PNG\r\n\x1a\n"), src
+    figure = site_dir / "figures" / "01_figures" / "1.png"
+    assert figure.stat().st_size > 1000, "the executed cell's figure, not a placeholder"
+    for path in pages.values():
+        embedded = re.findall(r"""(?:src|href)=["']?data:""", path.read_text(encoding="utf-8"))
+        assert not embedded, f"{path.name} embeds a data: URI"
+
+
+def test_no_hidden_test_mark_scheme_or_marker_on_any_page(site, pages):
+    _, source, _ = site
+    hidden = _hidden_lines(PILOT / "pilot.ipynb") + _hidden_lines(
+        source / "01_figures" / "01_figures.ipynb"
+    )
+    assert len(hidden) >= 10
+    reader_pages = {n: p for n, p in pages.items() if n not in ("grading.html", "jupyterhub.html")}
+    for name, path in reader_pages.items():
+        text = "".join(_read(path).text)
+        raw = path.read_text(encoding="utf-8")
+        for line in hidden:
+            assert line not in text, f"{name} shows hidden-test text: {line!r}"
+        for marker in MARKERS:
+            assert marker not in text and marker not in raw, f"{name} shows {marker!r}"
+        assert MARK_SCHEME_TEXT not in text
+    for name in ("pilot.html", "01_figures.html"):
+        raw = pages[name].read_text(encoding="utf-8")
+        assert "nbgrader" not in raw and "grade_id" not in raw, f"{name} shows nbgrader metadata"
+
+
+def test_nothing_is_loaded_from_the_network(pages):
+    remote = re.compile(r"^(?:[a-z][a-z0-9+.-]*:|//)", re.I)
+    for name, path in pages.items():
+        page = _read(path)
+        for tag, attr, value in page.urls:
+            if tag in ("script", "img", "link", "iframe", "source", "video", "audio"):
+                assert not remote.match(value), f"{name}: <{tag} {attr}={value}> is remote"
+        assert not any(tag == "script" for tag, _ in page.tags), f"{name} has a script"
+        policy = [
+            a.get("content", "")
+            for t, a in page.tags
+            if a.get("http-equiv") == "Content-Security-Policy"
+        ]
+        assert policy and "default-src 'none'" in policy[0] and "http" not in policy[0]
+    css = pages["index.html"].parent / "static" / "book.css"
+    assert css.is_file() and "@import" not in css.read_text() and "url(" not in css.read_text()
+
+
+def test_solutions_and_model_answers_are_folded_closed_and_starters_shown(pages):
+    raw = pages["01_figures.html"].read_text(encoding="utf-8")
+    text = "".join(_read(pages["01_figures.html"]).text)
+    folds = re.findall(r"<details([^>]*)>(.*?)</details>", raw, re.S)
+    assert len(folds) == 2
+    assert all("open" not in attrs for attrs, _ in folds), "folded until the reader opens it"
+    solution, model = folds[0][1], folds[1][1]
+    assert "Show solution" in solution and "the solution line" in solution
+    assert "Show a model answer" in model and MODEL_ANSWER_TEXT in model
+    outside = re.sub(r"<details.*?</details>", "", raw, flags=re.S)
+    assert "the solution line" not in outside and MODEL_ANSWER_TEXT not in outside
+    assert "def double(x):\n    ...\n" in text, "the starter, its stub shown as ..."
+    pilot = pages["pilot.html"].read_text(encoding="utf-8")
+    assert pilot.count("<summary>Show solution</summary>") == 3
+    assert pilot.count("<summary>Show a model answer</summary>") == 1
+
+
+def test_maths_is_mathml_and_ansi_codes_are_gone(pages):
+    raw = pages["01_figures.html"].read_text(encoding="utf-8")
+    assert raw.count("<math") >= 3 and 'display="block"' in raw
+    assert "\\varepsilon" not in raw and "$$" not in raw
+    printed = re.search(r"<pre class='stdout'>(.*?)</pre>", raw, re.S).group(1)
+    assert printed == "coloured output\n", "the ANSI colour codes are stripped from outputs"
+
+
+def test_landing_page_quotes_the_readme_and_each_chapters_first_cell(site, pages):
+    root, _, _ = site
+    text = "".join(_read(pages["index.html"]).text)
+    commands = re.search(r"```bash\n(.*?)```", (root / "README.md").read_text(), re.S).group(1)
+    assert commands.strip() in text, "the README's two commands, verbatim"
+    assert "01 · Figures and maths" in text and "Pilot: a tiny graded assignment" in text
+    assert "plot the privacy loss" in text and "read the pilot first." in text  # learning goals
+    assert "Who it is for" in text and "Teaching with it" in text
+
+
+def test_a_second_build_executes_nothing_and_a_changed_chapter_runs_again(site, monkeypatch):
+    root, source, _ = site
+    out, cache = root / "_build" / "html", root / "cache"
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("executed although cached")
+
+    monkeypatch.setattr(book, "execute_notebook", refuse)
+    again = book.build_book(source, out, jobs=2, cache_dir=cache, docs_root=root)
+    assert again.executed == [] and all(run.cached for run in again.runs.values())
+    assert (out / "figures" / "01_figures" / "1.png").is_file(), "figures re-rendered from cache"
+
+    monkeypatch.undo()
+    calls = []
+    real = book.execute_notebook
+
+    def counting(*args, **kwargs):
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(book, "execute_notebook", counting)
+    path = source / "01_figures" / "01_figures.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    nb.cells[3].source = nb.cells[3].source.replace("'loss'", "'privacy loss'")
+    nbformat.write(nb, path)
+    changed = book.build_book(source, out, jobs=2, cache_dir=cache, docs_root=root)
+    assert changed.executed == ["01_figures"] and len(calls) == 1
+    assert changed.runs["pilot"].cached
+
+
+def test_a_failing_cell_shows_its_traceback_and_strict_fails(tmp_path, capsys, monkeypatch):
+    folder = tmp_path / "solutions" / "broken"
+    folder.mkdir(parents=True)
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_markdown_cell("# Broken"),
+            nbformat.v4.new_code_cell("raise ValueError('boom at build time')"),
+            nbformat.v4.new_code_cell("print('after the error')"),
+        ]
+    )
+    nbformat.write(nb, folder / "broken.ipynb")
+    args = ["book", "--source", str(tmp_path / "solutions"), "--out", str(tmp_path / "html")]
+    args += ["--cache-dir", str(tmp_path / "cache"), "--jobs", "1"]
+    real, runs = book.execute_notebook, []
+
+    def record(*a, **k):
+        runs.append(real(*a, **k))
+        return runs[-1]
+
+    monkeypatch.setattr(book, "execute_notebook", record)
+    assert cli.main(args + ["--strict"]) == 1
+    out = capsys.readouterr()
+    assert "boom at build time" in out.out + out.err and "executed in" in out.out
+    page = (tmp_path / "html" / "broken.html").read_text(encoding="utf-8")
+    assert "ValueError" in page and "\x1b" not in page and "after the error" in page
+    assert not list((tmp_path / "cache").glob("broken.*")), "a failed run is not cached"
+    # The same failing run again (replayed: no second kernel), without --strict.
+    monkeypatch.setattr(book, "execute_notebook", lambda *a, **k: runs[0])
+    assert cli.main(args) == 0, "without --strict the book is still built"
+    assert (tmp_path / "html" / "broken.html").read_text(encoding="utf-8") == page
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"jobs": 0}, "jobs must be a whole number >= 1"),
+        ({"cell_timeout": 0}, "cell_timeout must be a number of seconds > 0"),
+    ],
+)
+def test_bad_arguments_are_refused_with_what_is_allowed(tmp_path, kwargs, message):
+    with pytest.raises(book.BookError, match=message):
+        book.build_book(PILOT.parent, tmp_path / "html", cache_dir=tmp_path / "c", **kwargs)
+
+
+def test_an_empty_source_is_refused(tmp_path):
+    with pytest.raises(book.BookError, match="no chapter under"):
+        book.build_book(tmp_path, tmp_path / "html", cache_dir=tmp_path / "c")
+
+
+def test_the_cache_key_follows_the_notebook_and_the_chapters_files(tmp_path):
+    import shutil
+
+    shutil.copytree(PILOT, tmp_path / "pilot")
+    first = book.cache_key(book.load_chapter(tmp_path, "pilot"), "env")
+    assert first == book.cache_key(book.load_chapter(tmp_path, "pilot"), "env")
+    assert first != book.cache_key(book.load_chapter(tmp_path, "pilot"), "other env")
+    (tmp_path / "pilot" / "data.csv").write_text("a,b\n")
+    assert first != book.cache_key(book.load_chapter(tmp_path, "pilot"), "env")
+
+
+def test_link_rewriting_keeps_targets_harmless():
+    def rewrite(url, tag):
+        return {"a.ipynb": "a.html", "evil": "javascript:alert(1)", "proto": "//evil.org/x"}.get(
+            url
+        )
+
+    out = markdown_to_html(
+        "[a](a.ipynb) [b](evil) [c](proto) [d](#here) ![e](https://x.org/e.png)",
+        rewrite_url=rewrite,
+    )
+    assert 'href="a.html"' in out and 'href="#here"' in out
+    assert "javascript" not in out and "evil.org" not in out and "x.org" not in out
+    assert markdown_to_html("[a](a.ipynb)") == '<p><a href="#">a</a></p>\n', "default unchanged"
+
+
+def test_aligned_equations_become_a_mathml_table_not_source():
+    out = markdown_to_html("$$\\begin{aligned} a &= b, \\\\ c &= d \\end{aligned}$$")
+    assert "<mtable" in out and out.count("<mtr") == 2 and "class='tex'" not in out
+
+
+def test_api_page_lists_every_public_dplib_name():
+    if importlib.util.find_spec("coursetools.apidoc") is None:
+        pytest.skip("coursetools.apidoc has not landed yet: the book uses its labelled fallback")
+    import dplib
+
+    title, body, toc = book_site.api_page()
+    text = "".join(_read_fragment(body).text)
+    missing = [name for name in dplib.__all__ if name not in text]
+    assert not missing, f"the API page lacks {missing[:5]}"
+
+
+def test_api_page_fallback_is_labelled_and_complete(monkeypatch):
+    import dplib
+
+    monkeypatch.setitem(sys.modules, "coursetools.apidoc", None)  # import fails
+    title, body, toc = book_site.api_page()
+    assert "Fallback page" in body
+    assert {label for _, _, label in toc} == set(dplib.__all__)
+
+
+def _read_fragment(fragment: str) -> _Page:
+    page = _Page()
+    page.feed(fragment)
+    return page

@@ -118,7 +118,16 @@ def stylesheet() -> str:
     """The whole ``static/book.css``: the layout above and Pygments' highlighting rules."""
     from pygments.formatters import HtmlFormatter
 
-    return _CSS.lstrip() + HtmlFormatter(style="default").get_style_defs(".highlight") + "\n"
+    try:
+        from coursetools.apidoc import API_CSS
+    except ModuleNotFoundError:
+        API_CSS = ""
+    return (
+        _CSS.lstrip()
+        + API_CSS.lstrip()
+        + HtmlFormatter(style="default").get_style_defs(".highlight")
+        + "\n"
+    )
 
 
 def highlight(code: str) -> str:

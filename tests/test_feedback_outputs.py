@@ -213,3 +213,17 @@ def test_floods_are_cut_and_the_run_goes_on(graded):
     assert huge == [{"kind": "note", "text": "some output of this cell was lost (too much of it, "
                      "or one piece over 2 MiB)"}]
     assert last == [{"kind": "text", "text": "the last cell\n"}]
+
+
+def test_a_failed_display_run_never_costs_the_grade(monkeypatch):
+    import coursetools.grade as grade
+
+    def broken(*args, **kwargs):
+        raise OSError("no control group for the display run")
+
+    monkeypatch.setattr(grade, "display_run", broken)
+    job, _ = _spy_submission()
+    result = grade_job(job)
+    assert result["score"] == 7
+    assert result["problems"] == ["display run: OSError: no control group for the display run"]
+    assert all("outputs" not in c for c in result["feedback"])

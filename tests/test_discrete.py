@@ -554,3 +554,27 @@ def test_bad_rng_samplers(rng, error):
         sample_discrete_laplace(1.0, size=3, rng=rng)
     with pytest.raises(error, match="rng"):
         sample_discrete_gaussian(1.0, size=3, rng=rng)
+
+
+def test_sigma_is_solved_once_per_parameters(monkeypatch):
+    # The search costs milliseconds (bench/bench_mechanisms.py: 4.4 ms, as much as ~50,000
+    # draws), so a mechanism called again with the same (Delta, eps, delta) must not repeat it;
+    # a cache keyed wrongly would hand one parameter set another's sigma.
+    from dplib.mechanisms import discrete_gaussian as dg
+
+    dg._calibrated_sigma.cache_clear()
+    solves = []
+    real_brent = dg._brent
+    monkeypatch.setattr(dg, "_brent", lambda *a: solves.append(a) or real_brent(*a))
+    first = discrete_gaussian_sigma(3, 0.7, 1e-7)
+    searched = len(solves)
+    assert searched >= 1
+    for _ in range(5):
+        discrete_gaussian_mechanism(np.arange(4), 3, 0.7, 1e-7, rng=1)
+        assert discrete_gaussian_sigma(3.0, np.float64(0.7), 1e-7) == first
+    assert len(solves) == searched
+    assert discrete_gaussian_sigma(3, 0.7, 2e-7) < first  # another delta: solved afresh
+    assert discrete_gaussian_sigma(2, 0.7, 1e-7) < first
+    assert len(solves) > searched
+    with pytest.raises(ValueError, match="epsilon"):  # refusals are checked before the cache
+        discrete_gaussian_sigma(3, -0.7, 1e-7)

@@ -28,16 +28,22 @@ student's code could interfere, but these students are honest: a difference is a
 raw nbgrader or the shim, not an attack). Goal: ``make grade`` on 2 cores >= 1.8x raw nbgrader's
 throughput.
 
+Every notebook: a second class of ``--survey-students`` students (default 3: one full, one
+partial, one blank) hands in all nine notebooks, graded once by raw nbgrader + shim and by
+``make grade --workers 2``: the same throughput ratio and grade comparison over the whole
+course, whose notebooks cost 3 to 40 s each to grade.
+
 Scaling: ``make grade --workers 2`` on classes of 5 to 40 students over one notebook (one run
 per size), for the log-log plot, with the fitted exponent.
 
-A notebook takes 7-40 s to grade, so the default is the cheapest notebook
-(01_randomized_response, about 8 s) for a class of 20; ``--notebooks all --students 20`` is the
-full run (180 submissions per configuration: hours on two cores). Needs the course and grading
-extras (``pip install -e '.[course,grading]'``).
+A notebook takes 3-40 s to grade, so the timed class is the cheapest notebook
+(01_randomized_response, about 5 s) for 20 students, and every notebook is covered by the
+smaller class above; ``--notebooks all --students 20`` is the full run (180 submissions per
+configuration: hours on two cores). Needs the course and grading extras
+(``pip install -e '.[course,grading]'``).
 
 Run: ``python bench/bench_grader.py [--quick] [--students N] [--notebooks 01,03|all]
-[--repeats N] [--sizes 5,10,20,40]``.
+[--repeats N] [--sizes 5,10,20,40] [--survey-students N]``.
 """
 
 from __future__ import annotations
@@ -379,8 +385,9 @@ def run(
     notebooks: str = DEFAULT_NOTEBOOKS,
     repeats: int | None = None,
     sizes: Sequence[int] | None = None,
+    survey_students: int | None = None,
 ) -> Section:
-    """The four graders on one class, then the scaling series; see the module docstring."""
+    """The four graders on one class, every notebook, then the scaling series (module docstring)."""
     section = Section("grader: raw nbgrader against make grade")
     try:
         import nbgrader  # noqa: F401
@@ -424,6 +431,11 @@ def run(
             section.notes.append("Dask row skipped: dask/distributed not installed ('.[grading]')")
         _grader_rows(section, times, grades, count, what)
 
+        survey_students = 1 if quick and survey_students is None else survey_students
+        survey_students = 3 if survey_students is None else survey_students
+        if survey_students > 0 and len(assignments) < len(make_class.find_assignments(SOURCE)):
+            _every_notebook(section, tmp, make_class, survey_students)
+
         series_seconds = []
         for size in sizes:
             if size == students and "make grade --workers 2" in times:
@@ -443,6 +455,38 @@ def run(
         f"machine: {machine()}; versions: {versions('nbgrader', 'nbclient', 'dask', 'distributed')}"
     )
     return section
+
+
+def _every_notebook(section: Section, tmp: Path, make_class, students: int) -> None:
+    """Raw nbgrader + shim against ``make grade --workers 2`` on every notebook, once each."""
+    assignments = make_class.find_assignments(SOURCE)
+    klass = tmp / "survey-class"
+    count = write_class(klass, assignments, students, make_class)
+    course = tmp / "survey-nbgrader-course"
+    raw_nbgrader_setup(course, assignments)
+    shutil.copy2(course / "gradebook.db", course / "gradebook.db.setup")
+    raw_seconds, raw_grades = raw_nbgrader_autograde(course, klass, assignments, shim=True)
+    print(f"  every notebook, {RAW_SHIM}: {raw_seconds:.1f} s", file=sys.stderr, flush=True)
+    ours_seconds, ours_grades = coursetools_grade(klass, tmp / "survey-w2", workers=2)
+    print(f"  every notebook, make grade --workers 2: {ours_seconds:.1f} s", file=sys.stderr, flush=True)
+    raw_tp = notebooks_per_minute(count, raw_seconds)
+    tp = notebooks_per_minute(count, ours_seconds)
+    cmp = compare_grades(raw_grades, ours_grades)
+    section.rows.append(Row(
+        group="grader",
+        task=f"make grade --workers 2: {students} students x {len(assignments)} notebooks "
+        f"(every notebook, one run)",
+        peer="raw nbgrader autograde + .map shim (serial)",
+        unit="notebooks/min",
+        ours=tp,
+        theirs=raw_tp,
+        ratio=tp / raw_tp,
+        ratio_kind="make grade / raw nbgrader throughput",
+        goal=f">= {THROUGHPUT_GOAL:g}x raw nbgrader on 2 cores",
+        goal_met=tp / raw_tp >= THROUGHPUT_GOAL,
+        note=f"{raw_seconds:.0f} s against {ours_seconds:.0f} s; raw nbgrader's grades against "
+        f"make grade's: {cmp.summary(limit=10)}",
+    ))
 
 
 def _grader_rows(section: Section, times: dict, grades: dict, count: int, what: str) -> None:
@@ -487,8 +531,10 @@ def _print(section: Section) -> None:
     print(f"== {section.name}")
     for r in section.rows:
         verdict = {True: "met", False: "NOT met", None: "n/a"}[r.goal_met]
-        print(f"  {r.task}\n      {r.ours:.2f} ±{100 * r.spread_ours:.0f}% vs {r.theirs:.2f} "
-              f"±{100 * r.spread_theirs:.0f}% {r.unit} (x{r.ratio:.2f}); "
+        ours, theirs = (f"±{s:.0%}" if s is not None else "(one run)"
+                        for s in (r.spread_ours, r.spread_theirs))
+        print(f"  {r.task}\n      {r.ours:.2f} {ours} vs {r.theirs:.2f} "
+              f"{theirs} {r.unit} (x{r.ratio:.2f}); "
               f"goal {r.goal or '-'}: {verdict}\n      {r.note}")
     for s in section.series:
         points = ", ".join(f"{x:g}: {y:.1f} s" for x, y in zip(s.sizes, s.seconds, strict=True))
@@ -504,9 +550,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--notebooks", default=DEFAULT_NOTEBOOKS, help="'all' or prefixes: 01,03")
     parser.add_argument("--repeats", type=int, default=None, help="runs per grader (default 3)")
     parser.add_argument("--sizes", type=parse_sizes, default=None, help="scaling: 5,10,20,40")
+    parser.add_argument("--survey-students", type=int, default=None,
+                        help="students handing in every notebook (default 3; 0: skip)")
     args = parser.parse_args(argv)
     _print(run(args.quick, students=args.students, notebooks=args.notebooks,
-               repeats=args.repeats, sizes=args.sizes))
+               repeats=args.repeats, sizes=args.sizes, survey_students=args.survey_students))
 
 
 if __name__ == "__main__":

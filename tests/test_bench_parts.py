@@ -208,3 +208,18 @@ def test_shim_gives_student_functions_the_proxies_map_and_repeat():
     assert scale.repeat(2, 7, factor=2) == [14, 14]
     hooks[0][1]()  # a second cell leaves existing methods alone
     assert scale.map([1]) == [1]
+
+
+def test_grader_printout_says_when_a_row_was_run_once(capsys):
+    # The every-notebook row is one run per grader: no spread to print, and no crash over it.
+    from _harness import Row, Section
+
+    section = Section("grader")
+    section.rows.append(Row(group="grader", task="every notebook", peer="raw", unit="notebooks/min",
+                            ours=6.0, theirs=2.0, ratio=3.0, goal=">= 1.8x", goal_met=True))
+    section.rows.append(Row(group="grader", task="one notebook", peer="raw", unit="notebooks/min",
+                            ours=4.0, theirs=2.0, ratio=2.0, spread_ours=0.05, spread_theirs=0.1))
+    bench_grader._print(section)
+    out = capsys.readouterr().out
+    assert "6.00 (one run) vs 2.00 (one run) notebooks/min (x3.00); goal >= 1.8x: met" in out
+    assert "4.00 ±5% vs 2.00 ±10% notebooks/min (x2.00)" in out

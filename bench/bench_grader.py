@@ -259,27 +259,56 @@ def coursetools_grade(klass: Path, out: Path, *, workers: int = 1, scheduler: st
 
 #: IPython startup file for the "raw nbgrader + shim" run. The course's tests call an answer's
 #: ``.map(calls)`` and ``.repeat(n, ...)``: batched calls that coursetools' trusted process offers
-#: on its proxies (coursetools/trusted.py). A plain function in the student's kernel has neither,
-#: so raw nbgrader fails every such test. This gives every function the student defines the same
-#: two methods, calling it in the kernel: the nearest raw nbgrader can come to grading the course.
+#: on its proxies (coursetools/trusted.py), for a student's functions and for the methods of the
+#: objects of a student's classes (``accountant.laplace_count.repeat(...)``). Plain Python has
+#: neither, so raw nbgrader fails every such test. This gives every function the student defines,
+#: and every method of every class the student defines, the same two methods, calling it in the
+#: kernel: the nearest raw nbgrader can come to grading the course.
 SHIM = """import types as _types
 
 
+def _bench_batched(_f):
+    def _map(args_list, kwargs=None):
+        out = []
+        for _i, _args in enumerate(list(args_list)):
+            _args = list(_args) if isinstance(_args, tuple) else [_args]
+            _kw = kwargs[_i] if isinstance(kwargs, list) else (kwargs or {})
+            out.append(_f(*_args, **dict(_kw)))
+        return out
+
+    def _repeat(n, *args, **kwargs):
+        return [_f(*args, **kwargs) for _ in range(n)]
+
+    return _map, _repeat
+
+
+class _BenchMethod:
+    # A student's method: on an instance, a bound callable that also has map and repeat.
+    def __init__(self, function):
+        self.function = function
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self.function
+        bound = _types.MethodType(self.function, obj)
+
+        def call(*args, **kwargs):
+            return bound(*args, **kwargs)
+
+        call.map, call.repeat = _bench_batched(bound)
+        return call
+
+
 def _bench_shim(*_):
-    for _value in list(get_ipython().user_ns.values()):  # noqa: F821
+    for _name, _value in list(get_ipython().user_ns.items()):  # noqa: F821
+        if _name.startswith(("_bench", "_Bench")):
+            continue
         if isinstance(_value, _types.FunctionType) and not hasattr(_value, "map"):
-            def _map(args_list, kwargs=None, _f=_value):
-                out = []
-                for _i, _args in enumerate(list(args_list)):
-                    _args = list(_args) if isinstance(_args, tuple) else [_args]
-                    _kw = kwargs[_i] if isinstance(kwargs, list) else (kwargs or {})
-                    out.append(_f(*_args, **dict(_kw)))
-                return out
-
-            def _repeat(n, *args, _f=_value, **kwargs):
-                return [_f(*args, **kwargs) for _ in range(n)]
-
-            _value.map, _value.repeat = _map, _repeat
+            _value.map, _value.repeat = _bench_batched(_value)
+        elif isinstance(_value, type) and _value.__module__ == "__main__":
+            for _attr, _member in list(vars(_value).items()):
+                if isinstance(_member, _types.FunctionType) and not _attr.startswith("__"):
+                    setattr(_value, _attr, _BenchMethod(_member))
 
 
 get_ipython().events.register("pre_run_cell", _bench_shim)  # noqa: F821

@@ -210,6 +210,42 @@ def test_shim_gives_student_functions_the_proxies_map_and_repeat():
     assert scale.map([1]) == [1]
 
 
+def test_shim_gives_the_methods_of_student_classes_map_and_repeat():
+    # 04's accountant test calls accountant.laplace_count.repeat(...): a method of an object of
+    # the student's class, bound to that object (its state changes with every call).
+    hooks = []
+
+    class FakeIPython:
+        user_ns: dict = {}
+
+        class events:  # noqa: N801 - mimics IPython's attribute
+            @staticmethod
+            def register(name, fn):
+                hooks.append((name, fn))
+
+    shell = FakeIPython()
+    exec(bench_grader.SHIM, {"get_ipython": lambda: shell})
+
+    def spend(self, amount):
+        self.spent += amount
+        return self.spent
+
+    student_class = type("Accountant", (), {"__module__": "__main__", "spend": spend,
+                                            "__init__": lambda self: setattr(self, "spent", 0)})
+    library_class = type("Library", (), {"__module__": "numpy", "spend": spend})
+    shell.user_ns.update(Accountant=student_class, Library=library_class)
+    hooks[0][1]()
+    first, second = student_class(), student_class()
+    assert first.spend.repeat(3, 2) == [2, 4, 6]
+    assert first.spend.map([1, (4,)]) == [7, 11]
+    assert first.spent == 11 and second.spent == 0  # bound to its own object
+    assert second.spend(5) == 5  # still an ordinary method
+    assert student_class.spend is spend  # on the class, the function itself
+    assert not hasattr(library_class.spend, "map")  # only what the student defined
+    hooks[0][1]()  # a second cell does not wrap the wrapper
+    assert first.spend.repeat(1, 1) == [12]
+
+
 def test_grader_printout_says_when_a_row_was_run_once(capsys):
     # The every-notebook row is one run per grader: no spread to print, and no crash over it.
     from _harness import Row, Section

@@ -40,6 +40,10 @@ def label(item: Series) -> str:
     return f"{item.name} (b = {item.exponent:.2f})"
 
 
+#: The y axis of a panel whose series time something else than one call.
+Y_LABELS = {"students": "seconds to grade the class"}
+
+
 def draw_scaling(series: Sequence[Series], path: Path, *, title: str = "") -> Path:
     """Draw every series into ``path`` (PNG) with matplotlib's Agg backend; returns ``path``.
 
@@ -52,6 +56,7 @@ def draw_scaling(series: Sequence[Series], path: Path, *, title: str = "") -> Pa
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     figure, axes = plt.subplots(1, len(groups), figsize=(6.0 * len(groups), 4.8), squeeze=False)
     for axis, (x_label, members) in zip(axes[0], groups.items(), strict=True):
@@ -64,7 +69,12 @@ def draw_scaling(series: Sequence[Series], path: Path, *, title: str = "") -> Pa
         axis.loglog(xs, [y0 * x / x0 for x in xs], linestyle=":", color="grey",
                     label="linear (b = 1)")
         axis.set_xlabel(x_label)
-        axis.set_ylabel("seconds per call")
+        axis.set_ylabel(Y_LABELS.get(x_label, "seconds per call"))
+        if max(xs) / min(xs) < 100:  # under two decades: plain numbers, not 2x10^1
+            plain = matplotlib.ticker.FuncFormatter(lambda value, _position: f"{value:g}")
+            for which in (axis.xaxis, axis.yaxis):
+                which.set_major_formatter(plain)
+                which.set_minor_formatter(plain)
         axis.grid(True, which="both", alpha=0.3)
         axis.legend(fontsize=7)
     if title:

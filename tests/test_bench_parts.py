@@ -259,3 +259,10 @@ def test_grader_printout_says_when_a_row_was_run_once(capsys):
     out = capsys.readouterr().out
     assert "6.00 (one run) vs 2.00 (one run) notebooks/min (x3.00); goal >= 1.8x: met" in out
     assert "4.00 ±5% vs 2.00 ±10% notebooks/min (x2.00)" in out
+
+
+def test_grader_scaling_note_fits_fixed_and_per_submission_cost():
+    # 3 s of start-up and 1.5 s a submission, exactly: the fit must recover both.
+    note = bench_grader.scaling_note([5, 10, 20, 40], [3 + 1.5 * n for n in (5, 10, 20, 40)], 20)
+    assert "3.0 s + 1.50 s a submission (least squares over 5..40 students)" in note
+    assert "the 20-student point is the median of the timed runs" in note

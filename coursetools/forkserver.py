@@ -121,6 +121,15 @@ def _child(channel: int, log: int, cwd: str) -> None:
     os._exit(code)
 
 
+def _kill(pid: int) -> None:
+    """SIGKILL one of the server's own unreaped children and reap it."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except (ProcessLookupError, ChildProcessError):
+        pass
+
+
 def serve(control: socket.socket) -> None:
     """Answer spawn and kill requests on ``control`` until it closes; kill the children then."""
     children: set[int] = set()
@@ -155,11 +164,7 @@ def serve(control: socket.socket) -> None:
                     os.close(fd)
                 pid = request.get("pid")
                 if pid in children:
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                        os.waitpid(pid, 0)
-                    except (ProcessLookupError, ChildProcessError):
-                        pass
+                    _kill(pid)
                     children.discard(pid)
                 _send(control, {})
             else:
@@ -168,11 +173,7 @@ def serve(control: socket.socket) -> None:
                 _send(control, {"error": "unknown request"})
     finally:
         for pid in children:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-            except (ProcessLookupError, ChildProcessError):
-                pass
+            _kill(pid)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -176,8 +176,8 @@ def test_compare_grades_tolerates_float_noise_only():
     assert bench_grader.compare_grades(ours, REFERENCE).identical == 2
 
 
-def test_shim_gives_student_functions_the_proxies_map_and_repeat():
-    # The raw-nbgrader shim runs as an IPython startup file; here with a stand-in IPython.
+def _shim_in_fake_ipython():
+    """Run the raw-nbgrader shim as IPython would at start-up, in a stand-in shell."""
     hooks = []
 
     class FakeIPython:
@@ -190,6 +190,12 @@ def test_shim_gives_student_functions_the_proxies_map_and_repeat():
 
     shell = FakeIPython()
     exec(bench_grader.SHIM, {"get_ipython": lambda: shell})
+    return shell, hooks
+
+
+def test_shim_gives_student_functions_the_proxies_map_and_repeat():
+    # The raw-nbgrader shim runs as an IPython startup file; here with a stand-in IPython.
+    shell, hooks = _shim_in_fake_ipython()
     assert [name for name, _ in hooks] == ["pre_run_cell"]
 
     def scale(x, factor=1):
@@ -213,18 +219,7 @@ def test_shim_gives_student_functions_the_proxies_map_and_repeat():
 def test_shim_gives_the_methods_of_student_classes_map_and_repeat():
     # 04's accountant test calls accountant.laplace_count.repeat(...): a method of an object of
     # the student's class, bound to that object (its state changes with every call).
-    hooks = []
-
-    class FakeIPython:
-        user_ns: dict = {}
-
-        class events:  # noqa: N801 - mimics IPython's attribute
-            @staticmethod
-            def register(name, fn):
-                hooks.append((name, fn))
-
-    shell = FakeIPython()
-    exec(bench_grader.SHIM, {"get_ipython": lambda: shell})
+    shell, hooks = _shim_in_fake_ipython()
 
     def spend(self, amount):
         self.spent += amount

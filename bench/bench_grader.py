@@ -28,18 +28,19 @@ student's code could interfere, but these students are honest: a difference is a
 raw nbgrader or the shim, not an attack). Goal: ``make grade`` on 2 cores >= 1.8x raw nbgrader's
 throughput.
 
-Every notebook: a second class of ``--survey-students`` students (default 3: one full, one
-partial, one blank) hands in all nine notebooks, graded once by raw nbgrader + shim and by
-``make grade --workers 2``: the same throughput ratio and grade comparison over the whole
-course, whose notebooks cost 3 to 40 s each to grade.
+Every notebook: a second class of ``--survey-students`` students (default 20, kinds cycled
+full/partial/blank; 1 with ``--quick``) hands in all nine notebooks, graded once by raw
+nbgrader + shim and by ``make grade --workers 2``: the same throughput ratio and grade
+comparison over the whole course, whose notebooks cost 3 to 40 s each to grade (about 40
+minutes on two cores for 20 students, most of it raw nbgrader's).
 
 Scaling: ``make grade --workers 2`` on classes of 5 to 40 students over one notebook (one run
 per size), for the log-log plot, with the fitted exponent.
 
-A notebook takes 3-40 s to grade, so the timed class is the cheapest notebook
-(01_randomized_response, about 5 s) for 20 students, and every notebook is covered by the
-smaller class above; ``--notebooks all --students 20`` is the full run (180 submissions per
-configuration: hours on two cores). Needs the course and grading extras
+A notebook takes 3-40 s to grade, so the class timed in every configuration, repeatedly, is
+the cheapest notebook (01_randomized_response, about 5 s) for 20 students, and every notebook
+is covered by the single-run class above; ``--notebooks all --students 20`` times every
+configuration on the whole course (180 submissions per configuration: hours on two cores). Needs the course and grading extras
 (``pip install -e '.[course,grading]'``).
 
 Run: ``python bench/bench_grader.py [--quick] [--students N] [--notebooks 01,03|all]
@@ -463,7 +464,7 @@ def run(
         _grader_rows(section, times, grades, count, what)
 
         survey_students = 1 if quick and survey_students is None else survey_students
-        survey_students = 3 if survey_students is None else survey_students
+        survey_students = 20 if survey_students is None else survey_students
         if survey_students > 0 and len(assignments) < len(make_class.find_assignments(SOURCE)):
             _every_notebook(section, tmp, make_class, survey_students)
 
@@ -606,7 +607,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=None, help="runs per grader (default 3)")
     parser.add_argument("--sizes", type=parse_sizes, default=None, help="scaling: 5,10,20,40")
     parser.add_argument("--survey-students", type=int, default=None,
-                        help="students handing in every notebook (default 3; 0: skip)")
+                        help="students handing in every notebook (default 20; 0: skip)")
     args = parser.parse_args(argv)
     _print(run(args.quick, students=args.students, notebooks=args.notebooks,
                repeats=args.repeats, sizes=args.sizes, survey_students=args.survey_students))

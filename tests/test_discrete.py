@@ -557,8 +557,8 @@ def test_bad_rng_samplers(rng, error):
 
 
 def test_sigma_is_solved_once_per_parameters(monkeypatch):
-    # The search costs milliseconds (bench/bench_mechanisms.py: 4.4 ms, as much as ~50,000
-    # draws), so a mechanism called again with the same (Delta, eps, delta) must not repeat it;
+    # The search costs milliseconds (bench/bench_mechanisms.py: 2.6 ms on 27 Nov 2026, as much as
+    # ~45,000 draws), so a mechanism called again with the same (Delta, eps, delta) must not repeat it;
     # a cache keyed wrongly would hand one parameter set another's sigma.
     from dplib.mechanisms import discrete_gaussian as dg
 

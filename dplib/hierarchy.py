@@ -17,9 +17,12 @@ Two uses of the same idea, a tree of counts in which every person is counted onc
   (:func:`constrained_inference`).
 
 Privacy (add/remove one person, counts of people): a person is in exactly one node per level,
-so with ``L`` levels the vector of all node counts has L1 sensitivity ``L``, and Laplace noise
-of scale ``L / epsilon`` on every node is epsilon-DP (sequential composition over the levels,
-parallel composition within a level). Everything after the noise is post-processing.
+so with ``L`` levels the vector of all node counts has L1 sensitivity ``L``, and noise of scale
+``L / epsilon`` on every node is epsilon-DP (sequential composition over the levels, parallel
+composition within a level). Everything after the noise is post-processing. The noise is
+discrete Laplace by default (integer counts stay integers, so no output rules a neighbour out:
+the floating-point attack of Mironov 2012 does not apply; see :mod:`dplib._count_noise`);
+``mechanism="laplace"`` gives the textbook floating-point Laplace noise, for teaching only.
 
 References
 ----------
@@ -41,6 +44,13 @@ from typing import Any
 
 import numpy as np
 
+from dplib._count_noise import (
+    add_count_noise,
+    check_count_mechanism,
+    check_counts,
+    noise_scale,
+    noise_variance,
+)
 from dplib._validation import (
     as_generator,
     check_data,
@@ -134,16 +144,29 @@ def aggregate_tree(leaf_counts: Any, parents: Sequence[Any]) -> list[np.ndarray]
 
 
 def noisy_tree_counts(
-    leaf_counts: Any, parents: Sequence[Any], epsilon: float, *, rng: Any = None
+    leaf_counts: Any,
+    parents: Sequence[Any],
+    epsilon: float,
+    *,
+    mechanism: str = "discrete_laplace",
+    rng: Any = None,
 ) -> list[np.ndarray]:
-    """Laplace noise of scale ``L / epsilon`` on every node of an ``L``-level tree of counts.
+    """Noise of scale ``L / epsilon`` on every node of an ``L``-level tree of counts.
 
     Parameters
     ----------
     leaf_counts, parents
-        As in :func:`aggregate_tree`; the counts are counts of people, each person in one leaf.
+        As in :func:`aggregate_tree`; the counts are counts of people, each person in one leaf:
+        integers in ``[0, 2**53]`` (any reals ``>= 0`` for ``mechanism="laplace"``).
     epsilon : float
-        Total budget, finite and > 0, split equally over the ``L = len(parents) + 1`` levels.
+        Total budget, finite and > 0, split equally over the ``L = len(parents) + 1`` levels
+        (``L / epsilon <= 2**40`` for the default mechanism).
+    mechanism : {"discrete_laplace", "laplace"}, keyword-only
+        ``"discrete_laplace"`` (default): discrete Laplace noise of scale ``L / epsilon``, so every
+        noisy count is an integer (stored as a float) whatever the data, and the floating-point
+        attack of Mironov (2012) has nothing to grip on. ``"laplace"``: the textbook
+        ``count + Lap(L / epsilon)`` on doubles, for teaching only (its low-order bits can rule
+        a neighbouring dataset out).
     rng : None, int or numpy.random.Generator, keyword-only
         Source of randomness.
 
@@ -152,19 +175,37 @@ def noisy_tree_counts(
     list of numpy.ndarray
         Noisy counts per level (root first), each node with its own independent noise.
 
+    Raises
+    ------
+    ValueError, TypeError
+        For malformed counts or ``parents`` (also negative counts, and non-integer counts for the
+        default mechanism), a bad ``epsilon`` or ``mechanism``. Nothing is drawn then.
+
     Notes
     -----
     Add/remove one person changes one node per level by 1: the L1 sensitivity of all node
-    counts together is ``L``, so ``Lap(L / epsilon)`` per node is epsilon-DP (Dwork & Roth 2014,
-    Theorem 3.6); equivalently each level spends ``epsilon / L`` (sequential composition) and the
-    nodes of one level are disjoint (parallel composition). The textbook Laplace sampler is
-    used: see :mod:`dplib.mechanisms.laplace` on floating point.
+    counts together is ``L``, so noise of scale ``L / epsilon`` per node is epsilon-DP (Dwork &
+    Roth 2014, Theorem 3.6 for Laplace; Ghosh, Roughgarden & Sundararajan 2009 for the discrete
+    Laplace); equivalently each level spends ``epsilon / L`` (sequential composition) and the
+    nodes of one level are disjoint (parallel composition). The discrete noise has variance
+    ``1 / (2 sinh(epsilon / (2 L))**2)``, slightly below the textbook ``2 (L / epsilon)**2``.
     """
+    method = check_count_mechanism(mechanism)
     levels = aggregate_tree(leaf_counts, parents)
+    check_counts(levels[-1], "leaf_counts", method)
     eps = check_epsilon(epsilon)
+    with np.errstate(over="ignore"):
+        total = float(np.sum(levels[-1]))
+    if not math.isfinite(total) or (method == "discrete_laplace" and total > 2.0**53):
+        raise ValueError(
+            "leaf_counts are too large: the root count (their sum) must be at most 2**53, "
+            f"got {total!r}"
+        )
+    scale = noise_scale(len(levels), eps) if method == "discrete_laplace" else check_representable(
+        len(levels) / eps, "the noise scale L / epsilon", eps
+    )
     generator = as_generator(rng)
-    scale = len(levels) / eps
-    return [lv + generator.laplace(0.0, scale, size=lv.shape) for lv in levels]
+    return [add_count_noise(lv, scale, method, generator, eps) for lv in levels]
 
 
 def project_to_total(values: Any, total: float) -> np.ndarray:
@@ -472,21 +513,34 @@ class HierarchicalHistogram:
     branching : int
         Pieces per axis at each split.
     scale : float
-        Laplace scale of the noise on every node, ``L / epsilon``.
+        Scale of the noise on every node, ``L / epsilon``.
     consistent : bool
         Whether constrained inference was applied (then any cover of a range gives the same
         answer, and leaves suffice).
+    mechanism : str
+        ``"discrete_laplace"`` (integer noise, the default) or ``"laplace"`` (textbook).
     """
 
     levels: tuple[np.ndarray, ...]
     branching: int
     scale: float
     consistent: bool
+    mechanism: str = "discrete_laplace"
 
     @property
     def height(self) -> int:
         """Height of the tree: the leaves are at level ``height``."""
         return len(self.levels) - 1
+
+    @property
+    def node_variance(self) -> float:
+        """Variance of the noise on one node (before constrained inference).
+
+        ``1 / (2 sinh(1 / (2 scale))**2)`` for the discrete Laplace (Inusah & Kozubowski 2006:
+        ``2 q / (1 - q)**2`` with ``q = exp(-1 / scale)``), a little below the textbook
+        ``2 scale**2`` (by less than 1/6); ``2 scale**2`` for ``mechanism="laplace"``.
+        """
+        return noise_variance(self.scale, self.mechanism)
 
     def range_query(self, lows: Any, highs: Any) -> float:
         """Estimated count of the box ``[lows, highs)``, summed over its :func:`range_decomposition`."""
@@ -500,21 +554,30 @@ def hierarchical_histogram(
     *,
     branching: int = 2,
     constrained: bool = False,
+    mechanism: str = "discrete_laplace",
     rng: Any = None,
 ) -> HierarchicalHistogram:
-    """Release every node of the regular tree over a histogram with Laplace noise.
+    """Release every node of the regular tree over a histogram with noise of scale ``L / epsilon``.
 
     Parameters
     ----------
     counts : array_like
         Counts of people, a 1-d histogram or a d-dimensional grid with ``branching**h`` cells
-        per axis (pad with zeros). Each person is in one cell.
+        per axis (pad with zeros). Each person is in one cell. Counts are ``>= 0``, integers
+        with a total of at most ``2**53`` for the default mechanism (any finite reals ``>= 0``
+        for ``mechanism="laplace"``).
     epsilon : float
-        Total budget, finite and > 0.
+        Total budget, finite and > 0 (``L / epsilon <= 2**40`` for the default mechanism).
     branching : int, keyword-only, default 2
         Pieces per axis at each split.
     constrained : bool, keyword-only, default False
         Apply :func:`constrained_inference` ([HRMS10]) to the noisy tree.
+    mechanism : {"discrete_laplace", "laplace"}, keyword-only
+        ``"discrete_laplace"`` (default): discrete Laplace noise of scale ``L / epsilon`` on every
+        node, so the released node counts are integers whatever the data (safe from the
+        floating-point attack of Mironov 2012). ``"laplace"``: the textbook floating-point
+        ``Lap(L / epsilon)``, for teaching only: its low-order bits can rule a neighbouring
+        histogram out.
     rng : None, int or numpy.random.Generator, keyword-only
         Source of randomness.
 
@@ -522,33 +585,49 @@ def hierarchical_histogram(
     -------
     HierarchicalHistogram
 
+    Raises
+    ------
+    ValueError, TypeError
+        For malformed or negative counts (non-integer ones for the default mechanism), a bad
+        ``epsilon``, ``branching``, ``constrained`` or ``mechanism``. Nothing is drawn then.
+
     Notes
     -----
     ``L = h + 1`` levels; add/remove one person changes one node per level by 1, so the L1
-    sensitivity of the whole tree is ``L`` and ``Lap(L / epsilon)`` on every node, independently,
-    is epsilon-DP ([HRMS10], Section 3; Dwork & Roth 2014, Theorem 3.6). A 1-d range then costs
-    the variance of O(log n) nodes instead of up to n leaves; in d dimensions a box still needs
-    O(side**(d-1)) nodes, which is why hierarchies help less there.
+    sensitivity of the whole tree is ``L`` and noise of scale ``L / epsilon`` on every node,
+    independently, is epsilon-DP ([HRMS10], Section 3; Dwork & Roth 2014, Theorem 3.6; Ghosh,
+    Roughgarden & Sundararajan 2009 for the discrete Laplace). The variance per node is
+    :attr:`HierarchicalHistogram.node_variance`, at most the textbook ``2 (L / epsilon)**2``. A 1-d
+    range then costs the variance of O(log n) nodes instead of up to n leaves; in d dimensions a
+    box still needs O(side**(d-1)) nodes, which is why hierarchies help less there.
     """
+    method = check_count_mechanism(mechanism)
     arr, b, _height = _check_regular(counts, branching)
+    check_counts(arr, "counts", method)
     eps = check_epsilon(epsilon)
     if not isinstance(constrained, bool | np.bool_):
         raise TypeError(f"constrained must be True or False, got {constrained!r}")
-    generator = as_generator(rng)
     with np.errstate(over="ignore", invalid="ignore"):
         levels = tree_levels(arr, b)
-    if not all(np.all(np.isfinite(lv)) for lv in levels):
-        raise ValueError("counts are too large: the counts of the tree's nodes (their sums) overflow a float")
-    scale = check_representable(len(levels) / eps, "the noise scale L / epsilon", eps)
-    noise = [check_representable(generator.laplace(0.0, scale, size=lv.shape), "the noise", eps) for lv in levels]
-    noisy = [lv + z for lv, z in zip(levels, noise, strict=True)]
+    root = float(levels[0].flat[0])
+    if not math.isfinite(root) or (method == "discrete_laplace" and root > 2.0**53):
+        raise ValueError(
+            "counts are too large: the root count (their total) must be at most "
+            f"{'2**53' if method == 'discrete_laplace' else 'the float maximum'}, got {root!r}"
+        )
+    if method == "discrete_laplace":
+        scale = noise_scale(len(levels), eps)
+    else:
+        scale = check_representable(len(levels) / eps, "the noise scale L / epsilon", eps)
+    generator = as_generator(rng)
+    noisy = [add_count_noise(lv, scale, method, generator, eps) for lv in levels]
     if constrained:
         with np.errstate(over="ignore", invalid="ignore"):
             noisy = constrained_inference(noisy, b)
     if not all(np.all(np.isfinite(lv)) for lv in noisy):
-        # counts near the float maximum, or noise of a huge scale, leave no room for the sums
+        # counts near the float maximum (textbook mechanism), or noise of a huge scale
         largest = max(float(np.max(np.abs(lv))) for lv in levels)
         if largest >= scale:
             raise ValueError(f"counts are too large: the noisy counts overflow a float (largest {largest:g})")
         check_representable(math.inf, "the noisy counts", eps)
-    return HierarchicalHistogram(tuple(noisy), b, scale, bool(constrained))
+    return HierarchicalHistogram(tuple(noisy), b, scale, bool(constrained), method)

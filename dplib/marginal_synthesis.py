@@ -6,8 +6,9 @@ domain:
 
 1. :func:`marginal_table` counts a few chosen marginals (e.g. the pairs (age, education) and
    (education, income));
-2. :func:`measure_marginals` adds Laplace noise to them: a person is in one cell of every
-   marginal, so ``k`` marginals have L1 sensitivity ``k`` under add/remove;
+2. :func:`measure_marginals` adds noise of scale ``k / epsilon`` to them (discrete Laplace by
+   default, safe from the floating-point attack of Mironov 2012): a person is in one cell of
+   every marginal, so ``k`` marginals have L1 sensitivity ``k`` under add/remove;
 3. :func:`fit_joint` finds a joint distribution over the whole domain that matches the (cleaned)
    noisy marginals, by iterative proportional fitting from the uniform table (the maximum-entropy
    fit when the marginals are consistent);
@@ -34,7 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from dplib._validation import as_generator, check_data, check_epsilon, check_integer
+from dplib._count_noise import add_count_noise, check_count_mechanism, noise_scale
+from dplib._validation import as_generator, check_data, check_epsilon, check_integer, check_representable
 
 __all__ = ["marginal_table", "measure_marginals", "fit_joint", "sample_records", "synthesize"]
 
@@ -80,25 +82,44 @@ def marginal_table(records: Any, domain: Sequence[int], attrs: Sequence[int]) ->
 
 
 def measure_marginals(
-    records: Any, domain: Sequence[int], marginals: Sequence[Sequence[int]], epsilon: float, *, rng: Any = None
+    records: Any,
+    domain: Sequence[int],
+    marginals: Sequence[Sequence[int]],
+    epsilon: float,
+    *,
+    mechanism: str = "discrete_laplace",
+    rng: Any = None,
 ) -> dict[tuple[int, ...], np.ndarray]:
-    """Noisy marginals: ``Lap(k / epsilon)`` on every cell of each of the ``k`` marginals.
+    """Noisy marginals: noise of scale ``k / epsilon`` on every cell of each of the ``k`` marginals.
 
-    Returns a dict mapping each marginal's attribute tuple to its noisy table. Under add/remove
-    one person changes one cell of each marginal by 1: L1 sensitivity ``k``, so the release is
-    epsilon-DP (Dwork & Roth 2014, Theorem 3.6). Raises ``ValueError`` for a bad epsilon,
-    malformed records or marginals (before any randomness is drawn).
+    Returns a dict mapping each marginal's attribute tuple to its noisy table (floats). Under
+    add/remove one person changes one cell of each marginal by 1: L1 sensitivity ``k``, so the
+    release is epsilon-DP (Dwork & Roth 2014, Theorem 3.6; Ghosh, Roughgarden & Sundararajan
+    2009 for the discrete Laplace).
+
+    ``mechanism="discrete_laplace"`` (default) adds discrete Laplace noise: every noisy cell is
+    an integer whatever the data, so no output rules a neighbouring table out (the
+    floating-point attack of Mironov 2012 does not apply), with variance
+    ``1 / (2 sinh(epsilon / (2 k))**2)`` per cell, slightly below the textbook
+    ``2 (k / epsilon)**2``. ``mechanism="laplace"`` is the textbook ``Lap(k / epsilon)`` on doubles,
+    for teaching only. Raises ``ValueError``/``TypeError`` for a bad epsilon (also one so small
+    that ``k / epsilon > 2**40`` for the default mechanism), malformed records, marginals or
+    mechanism (before any randomness is drawn).
     """
+    method = check_count_mechanism(mechanism)
     rec, dom = _check_records(records, domain)
     margs = _check_marginals(marginals, len(dom))
     eps = check_epsilon(epsilon)
+    if method == "discrete_laplace":
+        scale = noise_scale(len(margs), eps)
+    else:
+        scale = check_representable(len(margs) / eps, "the noise scale k / epsilon", eps)
+    tables = [marginal_table(rec, dom, attrs) for attrs in margs]
     generator = as_generator(rng)
-    scale = len(margs) / eps
-    out = {}
-    for attrs in margs:
-        table = marginal_table(rec, dom, attrs)
-        out[attrs] = table + generator.laplace(0.0, scale, size=table.shape)
-    return out
+    return {
+        attrs: add_count_noise(table, scale, method, generator, eps)
+        for attrs, table in zip(margs, tables, strict=True)
+    }
 
 
 def fit_joint(

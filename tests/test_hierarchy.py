@@ -7,6 +7,8 @@ KKT conditions and against scipy's SLSQP solver).
 """
 
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,6 +27,9 @@ from dplib.hierarchy import (
 )
 from dplib.testing import assert_distribution
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from discrete_reference import discrete_laplace_cdf  # noqa: E402
+
 PARENTS = [np.zeros(3, int), np.array([0, 0, 1, 1, 1, 2])]   # state, 3 counties, 6 blocks
 LEAVES = np.array([5.0, 0.0, 12.0, 3.0, 7.0, 40.0])
 
@@ -41,7 +46,13 @@ def test_noisy_tree_counts_scale_and_independence():
     draws = np.array([np.concatenate(noisy_tree_counts(LEAVES, PARENTS, 0.6, rng=rng)) for _ in range(4000)])
     truth = np.concatenate(aggregate_tree(LEAVES, PARENTS))
     noise = draws - truth
-    assert_distribution(noise.ravel(), stats.laplace(scale=3 / 0.6).cdf)   # 3 levels: L/eps
+    # default: discrete Laplace of scale L / eps (3 levels), integer-valued
+    np.testing.assert_array_equal(noise, np.round(noise))
+    assert_distribution(noise.ravel(), discrete_laplace_cdf(3 / 0.6))
+    textbook = np.array(
+        [np.concatenate(noisy_tree_counts(LEAVES, PARENTS, 0.6, mechanism="laplace", rng=rng)) for _ in range(2000)]
+    )
+    assert_distribution((textbook - truth).ravel(), stats.laplace(scale=3 / 0.6).cdf)
     # parent and children get independent noise: the county noise is not the sum of its blocks'
     corr = np.corrcoef(noise[:, 1], noise[:, 4] + noise[:, 5])[0, 1]
     assert abs(corr) < 0.1
@@ -211,10 +222,15 @@ def test_hierarchical_histogram_noise_and_queries():
     assert isinstance(releases[0], HierarchicalHistogram) and releases[0].scale == 4 / 2.0
     truth = tree_levels(counts, 2)
     noise = np.array([np.concatenate([a - t for a, t in zip(r.levels, truth, strict=False)]) for r in releases])
-    assert_distribution(noise.ravel(), stats.laplace(scale=2.0).cdf)
-    # a range of 4 nodes has variance 4 * 2 b^2
+    assert_distribution(noise.ravel(), discrete_laplace_cdf(2.0))
+    # discrete Laplace variance 2q/(1-q)^2, q = e^(-1/2) (Inusah & Kozubowski 2006): 7.92, just
+    # below the textbook 2 b^2 = 8; a range of 4 nodes has 4 times that
+    node_var = 2 * math.exp(-0.5) / (1 - math.exp(-0.5)) ** 2
+    assert math.isclose(releases[0].node_variance, node_var, rel_tol=1e-12) and node_var < 8
     answers = np.array([r.range_query(1, 7) for r in releases]) - counts[1:7].sum()
-    assert 0.8 * 4 * 2 * 4 < answers.var() < 1.2 * 4 * 2 * 4
+    assert 0.8 * 4 * node_var < answers.var() < 1.2 * 4 * node_var
+    textbook = hierarchical_histogram(counts, 2.0, mechanism="laplace", rng=3)
+    assert textbook.node_variance == 8.0 and textbook.mechanism == "laplace"
     cons = hierarchical_histogram(counts, 2.0, constrained=True, rng=1)
     assert math.isclose(cons.range_query(1, 7), cons.levels[-1][1:7].sum())
     assert hierarchical_histogram(counts, 2.0, rng=5).levels[3].tolist() == \
@@ -231,11 +247,31 @@ def test_hierarchical_histogram_refuses_scalar_counts(bad):
 
 
 def test_hierarchical_histogram_refuses_counts_whose_sums_overflow():
-    with pytest.raises(ValueError, match=r"counts .*overflow"):
-        hierarchical_histogram(np.array([1e308, 1e308]), 1.0, rng=0)
-    with pytest.raises(ValueError, match=r"counts .*overflow"):
-        hierarchical_histogram(np.array([-1e308, -1e308, 0.0, 0.0]), 1.0, rng=0)
-    assert np.all(np.isfinite(hierarchical_histogram([1e300, 1e300], 1.0, rng=0).levels[0]))
+    with pytest.raises(ValueError, match=r"counts are too large"):
+        hierarchical_histogram(np.array([1e308, 1e308]), 1.0, mechanism="laplace", rng=0)
+    assert np.all(np.isfinite(hierarchical_histogram([1e300, 1e300], 1.0, mechanism="laplace", rng=0).levels[0]))
+    # the default (integer) mechanism takes totals up to 2**53, exact as doubles
+    with pytest.raises(ValueError, match=r"counts are too large.*2\*\*53"):
+        hierarchical_histogram(np.array([2.0**52, 2.0**52, 2.0, 0.0]), 1.0, rng=0)
+    assert hierarchical_histogram([2.0**52, 2.0**52], 1.0, rng=0).levels[0][0] % 1 == 0
+
+
+@pytest.mark.parametrize("bad", [[-1.0, 2.0], [-1e308, -1e308, 0.0, 0.0]])
+def test_hierarchical_histogram_refuses_negative_counts(bad):
+    # issue 27: negative counts were accepted (counts of people are >= 0)
+    for mechanism in ("discrete_laplace", "laplace"):
+        with pytest.raises(ValueError, match=r"counts must be counts of people, >= 0"):
+            hierarchical_histogram(bad, 1.0, mechanism=mechanism, rng=0)
+
+
+def test_hierarchical_histogram_default_refuses_fractional_counts():
+    with pytest.raises(ValueError, match=r"counts must be integer counts"):
+        hierarchical_histogram([0.5, 2.0], 1.0, rng=0)
+    assert hierarchical_histogram([0.5, 2.0], 1.0, mechanism="laplace", rng=0).mechanism == "laplace"
+    with pytest.raises(ValueError, match=r"mechanism must be one of"):
+        hierarchical_histogram([1.0, 2.0], 1.0, mechanism="gauss", rng=0)
+    with pytest.raises(TypeError, match=r"mechanism must be one of"):
+        hierarchical_histogram([1.0, 2.0], 1.0, mechanism=None, rng=0)
 
 
 @pytest.mark.parametrize("eps", [5e-324, 1e-310])

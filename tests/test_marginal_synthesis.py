@@ -5,6 +5,8 @@ converges to the maximum-entropy joint P(a, b) P(c | b) (computed here in closed
 """
 
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,6 +20,9 @@ from dplib.marginal_synthesis import (
     synthesize,
 )
 from dplib.testing import assert_distribution, assert_frequencies
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from discrete_reference import discrete_laplace_cdf  # noqa: E402
 
 DOMAIN = (3, 2, 4)
 
@@ -43,7 +48,12 @@ def test_measure_marginals_scale():
     truth = {m: marginal_table(rec, DOMAIN, m) for m in margs}
     noise = np.concatenate([np.concatenate([(measure_marginals(rec, DOMAIN, margs, 0.5, rng=rng)[m] - truth[m]).ravel()
                                             for m in margs]) for _ in range(500)])
-    assert_distribution(noise, stats.laplace(scale=2 / 0.5).cdf)     # k = 2 marginals
+    np.testing.assert_array_equal(noise, np.round(noise))    # default: integer (discrete Laplace) noise
+    assert_distribution(noise, discrete_laplace_cdf(2 / 0.5))     # k = 2 marginals
+    textbook = np.concatenate([
+        np.concatenate([(measure_marginals(rec, DOMAIN, margs, 0.5, mechanism="laplace", rng=rng)[m] - truth[m]).ravel()
+                        for m in margs]) for _ in range(300)])
+    assert_distribution(textbook, stats.laplace(scale=2 / 0.5).cdf)
 
 
 def test_ipf_recovers_the_chain_joint():

@@ -73,6 +73,30 @@ def test_an_epsilon_too_small_to_represent_is_refused(eps):
 
 def test_counts_whose_total_overflows_are_refused():
     with pytest.raises(ValueError, match=r"counts .*overflow"):
-        privtree_histogram(np.full((2, 2), 1e308), 1.0, rng=0)
-    est, _ = privtree_histogram(np.full((2, 2), 1e300), 1.0, rng=0)
+        privtree_histogram(np.full((2, 2), 1e308), 1.0, mechanism="laplace", rng=0)
+    est, _ = privtree_histogram(np.full((2, 2), 1e300), 1.0, mechanism="laplace", rng=0)
     assert np.all(np.isfinite(est))
+    # the default (integer) mechanism: totals up to 2**53, exact as doubles
+    with pytest.raises(ValueError, match=r"counts are too large.*2\*\*53"):
+        privtree_histogram(np.full((2, 2), 2.0**52), 1.0, rng=0)
+    with pytest.raises(ValueError, match=r"counts must be integer counts"):
+        privtree_histogram([[0.5, 1.0]], 1.0, rng=0)
+
+
+def test_estimate_is_each_blocks_noisy_count_over_its_cells():
+    # the vectorised tree (summed-area table, block ids by inclusion-exclusion) against a direct
+    # per-block computation: every cell holds k / cells(block) for one integer k per block, and
+    # the blocks' k sum to the true total plus integer noise
+    rng = np.random.default_rng(7)
+    grid = rng.integers(0, 30, size=(12, 7, 5)).astype(float)     # odd sides, 3 axes
+    est, blocks = privtree_histogram(grid, 2.0, rng=rng)
+    covered = np.zeros_like(grid)
+    for box in blocks:
+        region = tuple(slice(a, b) for a, b in box)
+        covered[region] += 1
+        cells = math.prod(b - a for a, b in box)
+        values = np.unique(est[region])
+        assert values.size == 1
+        k = round(values[0] * cells)
+        assert values[0] == k / cells
+    assert np.all(covered == 1)

@@ -11,8 +11,11 @@ student's: it can decide what their code returns, never a grade.
 
 Every start uses fresh directories made by root outside the workspace: a run directory for the
 connection file and sockets (the kernel may add sockets but not replace root's files) and an empty
-mount point on which the launcher mounts the private workspace. A hung or dead kernel is reported
-as such; the caller restarts it.
+mount point on which the launcher mounts the private workspace. In bwrap and setuid modes the run
+directory is a 1 MiB tmpfs of 64 inodes mounted for this start and detached when the kernel stops
+(:func:`coursetools.sandbox.mount_run_dir`): a kernel that fills it fills only its own, never the
+host's ``TMPDIR``. In rlimit mode (not root) it is a plain directory, capped per file only. A hung
+or dead kernel is reported as such; the caller restarts it.
 
 The one exception is the *display run* (:func:`coursetools.grade.display_run`), which runs no
 test and exists to show the student their own outputs: a session made with an
@@ -39,6 +42,10 @@ __all__ = ["Outcome", "KernelSession", "BRIDGE_MODULE"]
 BRIDGE_MODULE = "_coursetools_bridge"
 MAX_REPLY_BYTES = bridge.MAX_BYTES * 4 // 3 + (1 << 20)  # a base64 reply plus its envelope
 MAX_CELL_REPLY_BYTES = 4 * 1024**2  # a cell's reply: its status (and a traceback we never read)
+# Every reply to a test's call is counted against one budget per submission (bridge.SUBMISSION_BYTES,
+# all kernel restarts together): once it is spent, each further call fails at once ("budget"),
+# without a request to the kernel. A message with more JSON values than bridge.MAX_PARTS is never
+# parsed (counted on its raw frames first): "refused" for a call, "error" for a cell.
 POLL_SECONDS = 0.2
 IOPUB_QUEUE = 64  # messages queued for the display run: with the size cap, a bounded memory
 IDLE_GRACE_SECONDS = 2.0  # after a cell's reply, how long its last outputs may take to arrive
@@ -50,6 +57,21 @@ class Outcome:
 
     status: str  # "ok" | "error" | "timeout" | "died"
     expressions: dict = field(default_factory=dict)
+
+
+def _too_many_parts(frames: list) -> bool:
+    """Whether a message's frames could hold more JSON values than the bridge accepts.
+
+    The same conservative count as :func:`coursetools.bridge.count_parts`, on the raw bytes,
+    before jupyter_client's ``Session`` parses anything (a forged reply may put its bulk anywhere
+    in the message, not only in the bridge's reply text).
+    """
+    total = 0
+    for frame in frames:
+        total += sum(frame.count(c) for c in (b"[", b"{", b",", b":"))
+        if total > bridge.MAX_PARTS:
+            return True
+    return False
 
 
 def _bridge_install() -> str:
@@ -85,6 +107,8 @@ class KernelSpecification:
 class KernelSession:
     """A sandboxed kernel reached through its shell channel only."""
 
+    reply_bytes = 0  # bytes of call replies read so far, over every kernel of this session
+
     def __init__(self, spec: KernelSpecification, collector: OutputCollector | None = None) -> None:
         self.spec = spec
         self.collector = collector  # None: IOPub is never read (every graded run)
@@ -92,6 +116,7 @@ class KernelSession:
         self.sockets: dict[bool, object] = {}  # large replies allowed -> shell socket
         self.iopub = None
         self.context = None
+        self.run_dir: str | None = None  # this start's run directory (a tmpfs when root)
         self.log = tempfile.TemporaryFile()  # the launcher's stderr (bounded by RLIMIT_FSIZE)
 
     def _manager(self, run_dir: str, workspace: str):
@@ -130,6 +155,9 @@ class KernelSession:
         import zmq.asyncio
 
         run_dir = tempfile.mkdtemp(prefix="run-", dir=self.spec.home)
+        self.run_dir = run_dir
+        if self.spec.mode != "rlimit":
+            sbx.mount_run_dir(run_dir)
         workspace = tempfile.mkdtemp(prefix="ws-", dir=self.spec.home)
         if self.spec.mode == "rlimit":
             os.chmod(workspace, 0o700)
@@ -141,6 +169,7 @@ class KernelSession:
                 cwd=str(self.spec.home), stdout=subprocess.DEVNULL, stderr=self.log
             )
         except Exception as exc:
+            await self.stop()
             raise RuntimeError(f"the kernel did not start ({exc}): {self._last_log_line()}") from exc
         self.context = zmq.asyncio.Context()
         for large, cap in ((False, MAX_CELL_REPLY_BYTES), (True, MAX_REPLY_BYTES)):
@@ -207,6 +236,8 @@ class KernelSession:
         socket = self.sockets.get(large)
         if self.km is None or socket is None:
             return Outcome("died")
+        if large and self.reply_bytes >= bridge.SUBMISSION_BYTES:
+            return Outcome("budget")
         session = self.km.session
         sent = session.msg(msg_type, content)
         session.send(socket, sent)
@@ -237,6 +268,13 @@ class KernelSession:
                 continue
             try:
                 frames = await socket.recv_multipart(copy=True)
+            except zmq.ZMQError:
+                return Outcome("died")
+            if large:
+                self.reply_bytes += sum(len(frame) for frame in frames)
+            if _too_many_parts(frames):  # parsing it could take gigabytes: never parsed
+                return Outcome("refused" if large else "error")
+            try:
                 _idents, parts = session.feed_identities(frames, copy=True)
                 message = session.deserialize(parts, content=True, copy=True)
             except Exception:  # noqa: BLE001 - a malformed or unsigned message is ignored
@@ -341,3 +379,9 @@ class KernelSession:
             except Exception:  # noqa: BLE001 - the kernel may be long gone
                 pass
             self.km = None
+        if self.run_dir is not None:
+            try:
+                sbx.release_run_dir(self.run_dir)
+            except OSError:  # the grader's home is removed after the run anyway
+                pass
+            self.run_dir = None

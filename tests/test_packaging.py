@@ -21,7 +21,8 @@ def _pyproject_requirements() -> dict[str, Requirement]:
 def _conda_pins() -> dict[str, str]:
     pins = {}
     for line in (ROOT / "environment.yml").read_text().splitlines():
-        match = re.fullmatch(r"\s*-\s+([A-Za-z0-9_.\-]+)==?([0-9.]+)\s*", line)  # conda =, pip ==
+        # conda =, pip == (a pip line may end in an environment marker: "; sys_platform == ...")
+        match = re.fullmatch(r"\s*-\s+([A-Za-z0-9_.\-]+)==?([0-9.]+)\s*(?:;.*)?", line)
         if match:
             pins[match.group(1).lower()] = match.group(2)
     return pins

@@ -87,7 +87,9 @@ def report(results: list[dict], grades: Path, feedback_dir: Path, warnings: list
     modes = sorted({r["sandbox"] for r in results if r["sandbox"] != "?"})
     text = feedback.summary_table(results) + "\n" + feedback.problem_report(results)
     text += "".join(f"  {w}\n" for w in warnings)
-    text += f"\nsandbox: {', '.join(modes) or 'none used'}"
+    text += f"\nsandbox: {', '.join(m.split(' (weaker')[0] for m in modes) or 'none used'}"
+    for off in sorted({o for r in results for o in r.get("sandbox_off", ())}):
+        text += f"\n  WARNING, weaker than bwrap: {off}"
     text += f"\ngrades: {grades}  (details: {Path(grades).with_suffix('.json')})"
     text += f"\nfeedback: {feedback_dir}/<student>/<assignment>.html\n"
     return text

@@ -280,6 +280,9 @@ def render_html(result: dict) -> str:
                 f"<div class='verdict {cell['status']}'>{esc(cell.get('message', ''))}</div>"
             )
         parts.append("</div>")
+    if result.get("sandbox_off"):  # graded in a sandbox weaker than bwrap: say what was off
+        parts.append("<footer><p>Graded in a sandbox weaker than bwrap: ")
+        parts.append("; ".join(esc(str(s)) for s in result["sandbox_off"]) + ".</p></footer>")
     parts.append("</body></html>\n")
     return "".join(parts)
 

@@ -580,6 +580,12 @@ def score(nb: NotebookNode, grader: _Grader | None, release: NotebookNode):
 # ------------------------------------------------------------------------------------ entry point
 
 
+def _sandbox_field(mode: str, described: str) -> str:
+    """The result's ``sandbox``: the mode, its control group, and what is off if weaker than bwrap."""
+    off = sbx.guarantees_off(mode)
+    return mode + described + (f" (weaker than bwrap: {'; '.join(off)})" if off else "")
+
+
 def _empty_result(job: Job, source: NotebookNode, problems: list[str], mode: str) -> dict:
     auto, manual = max_points(source)
     cells = [
@@ -604,7 +610,8 @@ def _empty_result(job: Job, source: NotebookNode, problems: list[str], mode: str
         "problems": problems,
         "notes": [],
         "feedback": [],
-        "sandbox": mode,
+        "sandbox": _sandbox_field(mode, ""),
+        "sandbox_off": sbx.guarantees_off(mode),
         "seconds": 0.0,
         "restarts": 0,
     }
@@ -823,7 +830,8 @@ def grade_job(job: Job) -> dict:
         "problems": problems,
         "notes": notes,
         "feedback": feedback,
-        "sandbox": mode + described,
+        "sandbox": _sandbox_field(mode, described),
+        "sandbox_off": sbx.guarantees_off(mode),
         "seconds": round(time.monotonic() - started, 2),
         "restarts": grader.restarts if grader else 0,
         "kernel_calls": grader.kernel_calls if grader else 0,

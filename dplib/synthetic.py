@@ -10,6 +10,10 @@ half measuring it with the Laplace mechanism; a multiplicative-weights step then
 towards the measurement.
 
 - :func:`mwem` runs ``T`` rounds and returns the average of the ``T`` synthetic histograms.
+
+Safe on IEEE doubles: the noisy total and every measurement are integers (in units of a fixed
+power-of-two grid) plus discrete Laplace noise, so no output rules a neighbouring histogram out
+(the floating-point attack of Mironov 2012 on textbook Laplace does not apply).
 """
 
 from __future__ import annotations
@@ -20,16 +24,32 @@ from typing import Any
 import numpy as np
 from scipy.special import softmax
 
-from dplib._validation import as_generator, check_bool, check_data, check_epsilon, check_integer
+from dplib._validation import (
+    as_generator,
+    check_bool,
+    check_data,
+    check_epsilon,
+    check_integer,
+    check_probability,
+)
+from dplib.mechanisms.discrete_laplace import discrete_laplace_mechanism
 from dplib.mechanisms.exponential import exponential_mechanism
-from dplib.mechanisms.laplace import laplace_mechanism
+from dplib.queries import _grid_exponent
+from dplib.sensitivity import check_neighbouring
 
 __all__ = ["mwem"]
 
 #: Largest number of rounds per call.
 _MAX_ITERATIONS = 100_000
-#: Largest total work (rounds x queries x domain elements) per call.
-_MAX_WORK = 10**11
+#: Largest total arithmetic work per call: rounds x queries x domain elements (the scores) plus
+#: multiplicative-weights updates x domain elements. About 1e9 floating-point operations a second
+#: on one core: a couple of seconds at the cap.
+_MAX_WORK = 2 * 10**9
+#: Largest number of multiplicative-weights updates per call (T without replay, 10 T (T + 1) / 2
+#: with it); each is a few numpy calls (~20 microseconds), so a few seconds at the cap.
+_MAX_UPDATES = 200_000
+#: Measurements are clamped to +-2**52 grid units (a 1-Lipschitz map) before their noise.
+_MAX_UNITS = 2**52
 #: Largest number of entries of the query matrix.
 _MAX_ENTRIES = 50_000_000
 #: Largest total count n: counts of people, exact in float64.
@@ -51,6 +71,26 @@ def _check_histogram(histogram: Any) -> tuple[np.ndarray, float]:
             f"histogram must have a total count n in (0, 2**53], got {total!r}"
         )
     return hist, total
+
+
+def _noisy_total(total: float, epsilon: float, generator: np.random.Generator) -> float:
+    """``max(n + Z, 1)`` with ``Z`` discrete Laplace of scale ``1 / epsilon`` (n has sensitivity 1)."""
+    return float(max(discrete_laplace_mechanism(int(total), 1, epsilon, rng=generator), 1))
+
+
+def _measure(answer: float, epsilon: float, generator: np.random.Generator) -> float:
+    """Epsilon-DP release of a query answer of sensitivity 1, on the grid ``g Z`` (g = 2**e).
+
+    ``k = floor(answer / g)`` clamped to ``+-2**52``: answers 1 apart (plus float rounding far
+    below g) give ``k`` at most ``1/g + 1`` apart, so discrete Laplace noise of scale
+    ``(1/g + 1) / epsilon`` on ``k`` is epsilon-DP (the noise scale is ``1 + g`` times the textbook
+    ``1 / epsilon``, with ``g <= 2**-20 min(1, 1 / epsilon)``), and ``g (k + Z)`` is
+    post-processing. ``g`` depends on epsilon only.
+    """
+    step = math.ldexp(1.0, _grid_exponent(1.0, epsilon))
+    units = int(round(1.0 / step)) + 1
+    k = min(max(math.floor(answer / step), -_MAX_UNITS), _MAX_UNITS)
+    return float(discrete_laplace_mechanism(k, units, epsilon, rng=generator)) * step
 
 
 def _check_queries(queries: Any, d: int) -> np.ndarray:
@@ -83,6 +123,8 @@ def mwem(
     rng: Any = None,
     average: bool = True,
     replay: bool = False,
+    neighbouring: str = "add_remove",
+    count_fraction: float = 0.1,
 ) -> np.ndarray:
     """Release a differentially private synthetic histogram for a workload of linear queries.
 
@@ -108,44 +150,61 @@ def mwem(
         measurement. ``True``: the paper's practical improvement, after each new measurement
         re-apply the update for every measurement taken so far (10 passes over the history,
         in the order taken). Post-processing only: the privacy cost is the same.
+    neighbouring : {"add_remove", "replace"}, keyword-only
+        The neighbouring relation of the guarantee. ``"add_remove"`` (default): the total ``n``
+        is private too, so a share ``count_fraction`` of ``epsilon`` releases a noisy total
+        ``n_hat = max(n + Z, 1)`` (``Z`` discrete Laplace, sensitivity 1), which replaces ``n``
+        everywhere below; the counts must then be integers (counts of people). ``"replace"``:
+        replace-one neighbours have the same ``n``, which is public: it is used as it is and the
+        whole budget goes to the rounds.
+    count_fraction : float, keyword-only, default 0.1
+        Share of ``epsilon`` spent on the noisy total under ``"add_remove"``, in (0, 1);
+        ignored under ``"replace"``.
 
     Returns
     -------
     numpy.ndarray
-        The synthetic histogram, shape ``(d,)``, float, every entry ``>= 0``, summing to ``n``.
+        The synthetic histogram, shape ``(d,)``, float, every entry ``>= 0``, summing to the
+        noisy total ``n_hat`` (``"add_remove"``) or to ``n`` (``"replace"``), up to rounding.
 
     Raises
     ------
     TypeError
         If an argument has the wrong type.
     ValueError
-        If ``histogram`` has a negative count, a total outside ``(0, 2**53]``, NaN or infinity;
-        ``queries`` is not 2-d with ``d`` columns and entries in ``[0, 1]``; ``epsilon`` is not a
-        finite number > 0 (or ``epsilon / (2T)`` underflows); or ``iterations`` is out of range.
-        Everything is checked before any randomness is drawn.
+        If ``histogram`` has a negative count, a total outside ``(0, 2**53]``, NaN or infinity
+        (or, under ``"add_remove"``, a non-integer count); ``queries`` is not 2-d with ``d``
+        columns and entries in ``[0, 1]``; ``epsilon`` is not a finite number > 0 (or the budget
+        per step underflows); ``iterations`` is out of range or the work
+        ``T m d + updates d`` exceeds 2e9 (``updates`` = ``T``, or ``10 T (T + 1) / 2`` with
+        ``replay``, at most 200000). Everything is checked before any randomness is drawn.
 
     Notes
     -----
-    Hardt, Ligett & McSherry (2012), Algorithm 1. Start from the uniform histogram
-    ``A_0 = n / d``. For ``i = 1..T``:
+    Hardt, Ligett & McSherry (2012), Algorithm 1, with the rounds' budget
+    ``epsilon_r = epsilon`` (``"replace"``) or ``(1 - count_fraction) epsilon`` (``"add_remove"``,
+    the rest pays for ``n_hat``). Start from the uniform histogram ``A_0 = n / d``. For
+    ``i = 1..T``:
 
-    1. Exponential mechanism (McSherry & Talwar 2007) with budget ``epsilon / (2T)`` and score
-       ``s(q) = |q . A_{i-1} - q . D|``: adding or removing one person changes ``q . D`` by a
-       single entry of ``q``, at most 1, so the score has sensitivity 1 (not monotonic: the
-       factor is ``exp(epsilon s / (4T))``).
-    2. Laplace mechanism: ``m_i = q_i . D + Lap(2T / epsilon)`` (sensitivity 1).
+    1. Exponential mechanism (McSherry & Talwar 2007) with budget ``epsilon_r / (2T)`` and score
+       ``s(q) = |q . A_{i-1} - q . D|``: adding or removing (or replacing) one person changes
+       ``q . D`` by at most 1, so the score has sensitivity 1 (not monotonic: the factor is
+       ``exp(epsilon_r s / (4T))``).
+    2. Measurement ``m_i = q_i . D + noise`` with budget ``epsilon_r / (2T)`` and sensitivity 1:
+       on the grid ``g Z`` with discrete Laplace noise (:func:`_measure`), whose scale is
+       ``1 + g`` times the textbook ``2T / epsilon_r`` (``g <= 2**-20``), so the same accuracy.
     3. Multiplicative weights:
        ``A_i(x) ∝ A_{i-1}(x) exp(q_i(x) (m_i - q_i . A_{i-1}) / (2n))``, rescaled to total ``n``.
 
-    By basic composition the ``2T`` steps cost ``T (epsilon/(2T) + epsilon/(2T)) = epsilon``;
-    the multiplicative-weights step touches only the released ``q_i`` and ``m_i``. The paper's
-    Theorem 2.2 bounds the error of the average output, with probability ``1 - 2T/|Q|^c``, by
-    ``max_q |q . A - q . D| <= 2 n sqrt(log|X| / T) + 10 T log|Q| / epsilon``.
+    By basic composition the ``2T`` steps cost ``epsilon_r``, and the noisy total
+    ``count_fraction * epsilon`` (add/remove); the multiplicative-weights step touches only
+    ``n`` (public under replace-one, ``n_hat`` otherwise), the released ``q_i`` and ``m_i``.
+    The paper's Theorem 2.2 bounds the error of the average output, with probability
+    ``1 - 2T/|Q|^c``, by ``max_q |q . A - q . D| <= 2 n sqrt(log|X| / T) + 10 T log|Q| / epsilon``.
 
-    **n is treated as public**, as in the paper: it scales ``A_0`` and the update, and is
-    computed here from ``histogram`` without noise. When the size of the dataset is itself
-    secret, release it first (e.g. with :func:`dplib.private_count`, spending part of the
-    budget) and pass a histogram rescaled to that count, or account for it separately.
+    **The total n.** The paper treats ``n`` as public, which holds for replace-one neighbours
+    only: under add/remove, a synthetic table that sums to the exact ``n`` tells ``D`` from
+    ``D`` plus one person with certainty. Hence the default's noisy total.
 
     Computed in log space: ``A_i = n softmax(log A_0 + sum_k q_k (m_k - q_k . A_{k-1}) / (2n))``,
     so that no weight overflows or underflows to 0 over many rounds.
@@ -174,21 +233,40 @@ def mwem(
     t = check_integer(iterations, "iterations", minimum=1)
     if t > _MAX_ITERATIONS:
         raise ValueError(f"iterations must be an integer in [1, {_MAX_ITERATIONS}], got {iterations!r}")
-    if t * q.size > _MAX_WORK:
-        raise ValueError(
-            f"iterations * queries.size must be at most {_MAX_WORK:.0e}, got "
-            f"iterations={t} and queries of shape {q.shape}"
-        )
-    step_epsilon = eps / (2.0 * t)
-    if not (step_epsilon > 0 and math.isfinite(2.0 / step_epsilon)):
-        raise ValueError(
-            "epsilon / (2 * iterations) must be a positive float whose inverse is finite, got "
-            f"epsilon={epsilon!r} and iterations={iterations!r}"
-        )
     average = check_bool(average, "average")
     replay = check_bool(replay, "replay")
+    relation = check_neighbouring(neighbouring)
+    fraction = check_probability(count_fraction, "count_fraction", low_open=True, high_open=True)
+    updates = _REPLAY_PASSES * t * (t + 1) // 2 if replay else t
+    if updates > _MAX_UPDATES or t * q.size + updates * hist.size > _MAX_WORK:
+        raise ValueError(
+            f"iterations (with replay={replay}) and the size of queries allow too much work: "
+            f"need iterations * queries.size + updates * d <= {_MAX_WORK:.0e} and updates <= "
+            f"{_MAX_UPDATES} (updates = iterations, or 10 iterations (iterations + 1) / 2 with "
+            f"replay), got iterations={t} and queries of shape {q.shape}"
+        )
+    if relation == "add_remove":
+        if np.any(hist != np.round(hist)):
+            raise ValueError(
+                "histogram must hold integer counts of people under neighbouring='add_remove' "
+                f"(its noisy total is an integer mechanism), got {float(hist[hist != np.round(hist)][0])!r}"
+            )
+        count_epsilon, rounds_epsilon = fraction * eps, (1.0 - fraction) * eps
+    else:
+        count_epsilon, rounds_epsilon = 0.0, eps
+    step_epsilon = rounds_epsilon / (2.0 * t)
+    if not (step_epsilon > 0 and 1.0 / step_epsilon <= 2.0**38) or (
+        relation == "add_remove" and not 1.0 / count_epsilon <= 2.0**40
+    ):
+        raise ValueError(
+            "epsilon is too small: the noise scales 2 * iterations / epsilon (per step) and "
+            "1 / (count_fraction * epsilon) must stay below 2**38 and 2**40, got "
+            f"epsilon={epsilon!r}, iterations={iterations!r}, count_fraction={count_fraction!r}"
+        )
     generator = as_generator(rng)
 
+    if relation == "add_remove":
+        n = _noisy_total(n, count_epsilon, generator)
     true_answers = q @ hist
     d = hist.size
     log_weights = np.full(d, -math.log(d))  # A_0 = n / d, uniform
@@ -197,12 +275,12 @@ def mwem(
     chosen: list[int] = []
     measured: list[float] = []
     for _ in range(t):
-        # Step 1, exponential mechanism with eps/(2T), score |q . A - q . D|, sensitivity 1
+        # Step 1, exponential mechanism with eps_r/(2T), score |q . A - q . D|, sensitivity 1
         # (Hardt, Ligett & McSherry 2012, Algorithm 1).
         scores = np.abs(q @ synthetic - true_answers)
         i = exponential_mechanism(scores, 1.0, step_epsilon, rng=generator)
-        # Step 2, Laplace measurement with eps/(2T), sensitivity 1.
-        measurement = laplace_mechanism(float(true_answers[i]), 1.0, step_epsilon, rng=generator)
+        # Step 2, measurement with eps_r/(2T), sensitivity 1, on a fixed grid (integer noise).
+        measurement = _measure(float(true_answers[i]), step_epsilon, generator)
         chosen.append(i)
         measured.append(measurement)
         # Step 3, multiplicative weights: A(x) *= exp(q(x) (m - q . A) / (2n)).

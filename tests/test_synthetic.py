@@ -47,10 +47,32 @@ def _mean_errors(epsilon, iterations, **kwargs):
 def test_output_is_a_nonnegative_histogram_summing_to_n():
     hist, queries = _problem(0)
     for kwargs in ({}, {"average": False}, {"replay": True}):
-        a = mwem(hist, queries, 1.0, 7, rng=SEED, **kwargs)
+        # replace-one: n is public and the table sums to it
+        a = mwem(hist, queries, 1.0, 7, rng=SEED, neighbouring="replace", **kwargs)
         assert a.shape == (D,) and a.dtype == float
         assert np.all(a >= 0)
         assert a.sum() == pytest.approx(hist.sum(), rel=1e-12)
+        # add/remove (default): the table sums to a noisy integer total n_hat >= 1
+        b = mwem(hist, queries, 1.0, 7, rng=SEED, **kwargs)
+        assert np.all(b >= 0) and b.sum() >= 1 - 1e-9
+        assert b.sum() == pytest.approx(round(b.sum()), rel=1e-12)
+
+
+def test_add_remove_total_is_noisy_and_replace_total_is_exact():
+    # issue 27: the table summed to the exact n (3 on [3, 0, 0, 0], 4 after adding one person)
+    # in 200 of 200 runs, telling add/remove neighbours apart with certainty. Now the total is
+    # n + Z, Z discrete Laplace of scale 1 / (0.1 * 2) = 5 (count_fraction 0.1 of epsilon 2):
+    # P(Z = 0) = tanh(1/10) = 0.0997 (Inusah & Kozubowski 2006), so among 400 runs the exact n
+    # shows up 40 times on average, and at most 100 times except with probability < 1e-9
+    # (Chernoff: P(Bin(400, 0.0997) >= 100) <= exp(-400 KL(0.25 || 0.0997)) = e^-36).
+    queries = np.eye(4)
+    g = np.random.default_rng([SEED, 27])
+    totals = np.array([mwem([3.0, 0, 0, 0], queries, 2.0, 3, rng=g).sum() for _ in range(400)])
+    np.testing.assert_allclose(totals, np.round(totals), rtol=1e-12)
+    assert np.sum(np.round(totals) == 3) <= 100
+    assert np.unique(np.round(totals)).size >= 5
+    exact = [mwem([3.0, 0, 0, 0], queries, 2.0, 3, rng=g, neighbouring="replace").sum() for _ in range(20)]
+    np.testing.assert_allclose(exact, 3.0, rtol=1e-12)
 
 
 def test_beats_answering_uniform_at_large_epsilon():
@@ -84,12 +106,12 @@ class _Spy:
             self.em_calls.append((np.array(scores), sensitivity, epsilon))
             return int(np.argmax(scores)) if self.pick is None else self.pick
 
-        def lap(value, sensitivity, epsilon, *, rng=None):
-            self.lap_calls.append((value, sensitivity, epsilon))
+        def measure(value, epsilon, generator):
+            self.lap_calls.append((value, 1.0, epsilon))
             return float(value)
 
         monkeypatch.setattr(synthetic, "exponential_mechanism", em)
-        monkeypatch.setattr(synthetic, "laplace_mechanism", lap)
+        monkeypatch.setattr(synthetic, "_measure", measure)
 
 
 def test_scores_sensitivity_budget_and_update_are_algorithm_1(monkeypatch):
@@ -98,7 +120,7 @@ def test_scores_sensitivity_budget_and_update_are_algorithm_1(monkeypatch):
     hist = np.array([90.0, 10.0, 0.0, 0.0])
     queries = np.array([[1, 0, 0, 0], [0, 0, 1, 1], [1, 1, 1, 1]], dtype=float)
     spy = _Spy(monkeypatch)
-    out = mwem(hist, queries, 3.0, 2, average=False)
+    out = mwem(hist, queries, 3.0, 2, average=False, neighbouring="replace")
     scores0, sens0, eps0 = spy.em_calls[0]
     np.testing.assert_allclose(scores0, [65.0, 50.0, 0.0])
     assert sens0 == 1.0 and eps0 == pytest.approx(3.0 / 4)
@@ -118,8 +140,10 @@ def test_average_is_the_mean_of_the_iterates(monkeypatch):
     hist = np.array([90.0, 10.0, 0.0, 0.0])
     queries = np.array([[1, 0, 0, 0], [0, 0, 1, 1]], dtype=float)
     _Spy(monkeypatch)
-    last = [mwem(hist, queries, 1.0, t, average=False) for t in (1, 2, 3)]
-    np.testing.assert_allclose(mwem(hist, queries, 1.0, 3), np.mean(last, axis=0), rtol=1e-12)
+    last = [mwem(hist, queries, 1.0, t, average=False, neighbouring="replace") for t in (1, 2, 3)]
+    np.testing.assert_allclose(
+        mwem(hist, queries, 1.0, 3, neighbouring="replace"), np.mean(last, axis=0), rtol=1e-12
+    )
 
 
 def test_forced_argmax_with_the_real_mechanism():
@@ -165,11 +189,14 @@ GOOD = {"histogram": [1.0, 2.0, 3.0], "queries": [[1, 0, 0], [0, 1, 1]], "epsilo
         ("queries", [[-0.5, 0, 0]], ValueError, r"queries must have entries in \[0, 1\]"),
         ("epsilon", 0.0, ValueError, r"epsilon must be a finite number > 0, got 0.0"),
         ("epsilon", float("inf"), ValueError, r"epsilon must be a finite number > 0"),
-        ("epsilon", 5e-324, ValueError, r"epsilon / \(2 \* iterations\)"),
+        ("epsilon", 5e-324, ValueError, r"epsilon is too small"),
         ("epsilon", "1", TypeError, r"epsilon must be a real number"),
         ("iterations", 0, ValueError, r"iterations must be an integer >= 1, got 0"),
         ("iterations", 2**70, ValueError, r"iterations must be an integer in \[1, 100000\]"),
         ("iterations", 2.0, TypeError, r"iterations must be an integer"),
+        ("histogram", [1.5, 2.0, 3.0], ValueError, r"histogram must hold integer counts"),
+        ("neighbouring", "swap", ValueError, r"neighbouring must be one of"),
+        ("count_fraction", 1.0, ValueError, r"count_fraction"),
     ],
 )
 def test_bad_input_is_refused_before_any_randomness(name, value, error, pattern):

@@ -273,6 +273,30 @@ def test_spends_exactly_the_target_epsilon(accountant):
     assert clf.epsilon_spent_ == pytest.approx(expected)
 
 
+def test_expected_n_fixes_q_and_steps_in_advance():
+    # issue 27: q = B/n and T = round(E n / B) read the private n, so a run on D and on D minus
+    # one example differ in q and T (n is public by default, and the docs say so). With
+    # expected_n = N both are B/N and round(E N / B) on any data: what the accountant certifies
+    # (dpsgd_epsilon(q, sigma, T, delta)) no longer depends on n, so it holds for add/remove.
+    X, y = _small()
+    runs = []
+    for rows in (slice(None), slice(1, None)):       # 120 and 119 examples
+        clf = DPSGDClassifier(2.0, 1e-5, batch_size=30, epochs=5, classes=[0, 1, 2], expected_n=150,
+                              random_state=0).fit(X[rows], y[rows])
+        runs.append((clf.sampling_rate_, clf.steps_, clf.noise_multiplier_, clf.epsilon_spent_))
+    assert runs[0] == runs[1]
+    assert runs[0][:2] == (30 / 150, 25)             # q = B / N, T = round(5 * 150 / 30)
+    default = [DPSGDClassifier(2.0, 1e-5, batch_size=30, epochs=5, classes=[0, 1, 2], random_state=0)
+               .fit(X[rows], y[rows]) for rows in (slice(None), slice(1, None))]
+    assert default[0].sampling_rate_ != default[1].sampling_rate_   # public n: q = B / n
+    with pytest.raises(ValueError, match=r"batch_size must be an integer in \[1, expected_n\]"):
+        DPSGDClassifier(2.0, 1e-5, batch_size=30, classes=[0, 1, 2], expected_n=20).fit(X, y)
+    with pytest.raises(TypeError, match=r"expected_n must be an integer"):
+        DPSGDClassifier(2.0, 1e-5, batch_size=30, classes=[0, 1, 2], expected_n=150.0).fit(X, y)
+    with pytest.raises(ValueError, match=r"expected_n"):
+        DPSGDClassifier(2.0, 1e-5, batch_size=30, classes=[0, 1, 2], expected_n=2**70).fit(X, y)
+
+
 def test_estimator_contract_and_clone():
     clf = DPSGDClassifier(-1.0, 7.0, batch_size="anything")  # __init__ stores, never validates
     assert clf.get_params()["epsilon"] == -1.0 and clf.get_params()["batch_size"] == "anything"

@@ -9,8 +9,14 @@ batch_size) steps spend the target ε (at the target δ) under the chosen accoun
 update applied to the privatised gradient is post-processing (Dwork & Roth 2014,
 Proposition 2.1) and costs nothing.
 
-What is protected is each *training example* (add/remove-one neighbouring, n treated as public,
-as in Opacus and TF Privacy). Hyperparameters must be chosen without looking at the private
+What is protected is each *training example*. **The neighbouring relation depends on
+``expected_n``.** By default (``expected_n=None``) the sampling rate q = B / n and the number of
+steps T are computed from the size n of the training set, as in Opacus and TF Privacy: n is then
+*public*, and the guarantee is for neighbours that differ in one example *at that public n*
+(replace-one, or add/remove with the size announced). Under add/remove proper n is private, so
+pass ``expected_n``, a size fixed in advance without looking at the data: q = B / expected_n and
+T = round(epochs · expected_n / B) then do not depend on the data, the noisy sum is divided by
+the fixed B, and the guarantee holds for add/remove of one example. Hyperparameters must be chosen without looking at the private
 data (tuning them on it costs privacy too: Papernot & Steinke 2022).
 
 References
@@ -136,6 +142,12 @@ class DPSGDClassifier(ClassifierProtocol):
         :class:`~dplib.errors.PrivacyLeakWarning` (which labels occur is a property of the data).
     accountant : {"pld", "rdp"}, default "pld"
         Accountant used to calibrate σ and to report ``epsilon_spent_``.
+    expected_n : int, optional
+        A training-set size fixed in advance, without looking at the data (e.g. a published
+        figure or an upper bound). ``None`` (default): q and T come from the actual n, which is
+        treated as public (see the module notes). An int ``N >= batch_size``: q = B / N and
+        T = round(epochs · N / B), so the (ε, δ) guarantee holds for add/remove of one example
+        (the actual n only changes how many examples each Poisson batch holds).
     noise_multiplier : float, optional
         ``None`` (default) calibrates σ to spend exactly ``epsilon``. A number σ ≥ 0 is used as
         it is, and ``epsilon_spent_`` reports its cost (``inf`` for σ = 0, non-private training
@@ -157,7 +169,7 @@ class DPSGDClassifier(ClassifierProtocol):
     noise_multiplier_ : float
         σ used.
     sampling_rate_ : float
-        q = B / n.
+        q = B / n, or B / expected_n.
     steps_ : int
         Number of DP-SGD steps T.
     epsilon_spent_ : float
@@ -174,7 +186,9 @@ class DPSGDClassifier(ClassifierProtocol):
     One step t ([ACG+16] Algorithm 1; :mod:`dplib.dpsgd.optimizer`):
     ``g̃_t = (Σ_{i ∈ B_t} clip(∇ℓ_i, C) + N(0, σ² C² I)) / (q n)`` with B_t a Poisson sample, then
     Adam ([KB15] Algorithm 1) on g̃_t. Any n, C, B and learning rate give the same privacy; they
-    only change the accuracy. Defaults tuned on scikit-learn's digits (see the tests).
+    only change the accuracy. With ``expected_n=N`` the divisor is ``q N = B`` and nothing but the
+    batches themselves depends on the data (add/remove neighbours); without it q, T and the
+    divisor depend on n, which is treated as public. Defaults tuned on scikit-learn's digits (see the tests).
 
     Examples
     --------
@@ -208,6 +222,7 @@ class DPSGDClassifier(ClassifierProtocol):
         classes: Any = None,
         accountant: str = "pld",
         noise_multiplier: float | None = None,
+        expected_n: int | None = None,
         random_state: Any = None,
         verbose: bool = False,
     ) -> None:
@@ -223,6 +238,7 @@ class DPSGDClassifier(ClassifierProtocol):
         self.classes = classes
         self.accountant = accountant
         self.noise_multiplier = noise_multiplier
+        self.expected_n = expected_n
         self.random_state = random_state
         self.verbose = verbose
 
@@ -260,15 +276,24 @@ class DPSGDClassifier(ClassifierProtocol):
                 f"y must be 1-d with one label per row of X ({X.shape[0]} rows), got shape {y.shape}"
             )
         n = X.shape[0]
-        if batch_size > n:
-            raise ValueError(
-                f"batch_size must be an integer in [1, n_samples] = [1, {n}], got {self.batch_size!r}"
-            )
-        steps = max(1, round(out["epochs"] * n / batch_size))  # epochs <= MAX_STEPS bounds this
+        if self.expected_n is None:
+            size = n  # public n: q and T read from the data's size
+            if batch_size > n:
+                raise ValueError(
+                    f"batch_size must be an integer in [1, n_samples] = [1, {n}], got {self.batch_size!r}"
+                )
+        else:
+            size = check_integer(self.expected_n, "expected_n", minimum=1)
+            if batch_size > size:
+                raise ValueError(
+                    f"batch_size must be an integer in [1, expected_n] = [1, {size}], got {self.batch_size!r}"
+                )
+        steps = max(1, round(out["epochs"] * size / batch_size))  # epochs <= MAX_STEPS bounds this
         if steps > MAX_STEPS:
             raise ValueError(
                 f"epochs * n_samples / batch_size (the number of DP-SGD steps) must be <= "
-                f"{MAX_STEPS}, got epochs={self.epochs!r} with n_samples={n}, "
+                f"{MAX_STEPS}, got epochs={self.epochs!r} with "
+                f"{'n_samples' if self.expected_n is None else 'expected_n'}={size}, "
                 f"batch_size={batch_size}"
             )
         if self.classes is None:
@@ -283,8 +308,8 @@ class DPSGDClassifier(ClassifierProtocol):
                 f"a classifier needs at least 2 classes, got {classes.size} ({classes.tolist()!r})"
             )
         out.update(
-            X=X, y_index=np.searchsorted(classes, y), classes=classes, n=n, batch_size=batch_size,
-            steps=steps,
+            X=X, y_index=np.searchsorted(classes, y), classes=classes, n=n, size=size,
+            batch_size=batch_size, steps=steps,
         )
         return out
 
@@ -317,7 +342,7 @@ class DPSGDClassifier(ClassifierProtocol):
         a = self._check_arguments(X, y)
         gen = as_generator(self.random_state, name="random_state")  # refused here, before any draw
         n, batch_size, delta = a["n"], a["batch_size"], a["delta"]
-        q = batch_size / n
+        q = batch_size / a["size"]  # size: n (public) or expected_n (fixed in advance)
         steps = a["steps"]
         if "sigma" in a:
             sigma = a["sigma"]
@@ -356,7 +381,8 @@ class DPSGDClassifier(ClassifierProtocol):
             clipped_sum, _, _ = clipped_gradient_sum(
                 params, X_train[batch], y_index[batch], clip, activation=activation
             )
-            noisy = privatize_gradient_sum(clipped_sum, clip, sigma, q * n, rng=gen)  # [ACG+16] Alg. 1
+            # divided by the expected batch size q * size = B, fixed in advance ([ACG+16] Alg. 1)
+            noisy = privatize_gradient_sum(clipped_sum, clip, sigma, q * a["size"], rng=gen)
             # Adam on the privatised gradient: post-processing ([KB15] Algorithm 1).
             for j, g in enumerate(noisy):
                 first[j] = _BETA1 * first[j] + (1 - _BETA1) * g

@@ -15,7 +15,11 @@ crosses this boundary as data:
   kernel: the grader gets a *handle* and calls its methods through the same channel.
 
 Nothing is ever unpickled, evaluated or imported from the other side's data, and the decoder caps
-depth, node count and bytes. The module uses only the standard library and numpy because its
+depth, node count and bytes. :func:`loads` bounds what a message can expand into *before* parsing
+it: at most :data:`MAX_PARTS` JSON values (counted as the bytes ``[``, ``{``, ``,`` and ``:``, which
+precede every value but the first; base64 text, the ``.npy`` path for large arrays, has none), so
+a reply of 80 MB of ``[{},{},...]`` is refused in milliseconds instead of becoming two gigabytes of
+Python objects. Handles carry an id and a kind (callable or not), never a name the other side chose. The module uses only the standard library and numpy because its
 source text is also what the grader sends into the kernel (:data:`KERNEL_SERVER`): the two ends
 share one codec.
 """
@@ -27,6 +31,7 @@ import builtins
 import io
 import json
 import math
+import re
 
 import numpy as np
 
@@ -41,8 +46,11 @@ __all__ = [
 ]
 
 MAX_DEPTH = 64
-MAX_NODES = 5_000_000
+MAX_PARTS = 2_000_000  # JSON values in one message: a parse of at most ~150 MiB of Python objects
+MAX_NODES = MAX_PARTS
 MAX_BYTES = 64 * 1024**2  # one message, either direction (8 million float64 values)
+MAX_TEXT_BYTES = 16 * 1024**2  # one message's JSON outside its arrays' base64 text
+SUBMISSION_BYTES = 256 * 1024**2  # every reply of one submission's kernel together
 ARRAY_KINDS = "biufcSU"  # bool, signed, unsigned, float, complex, bytes, str
 BIT_GENERATORS = ("PCG64", "PCG64DXSM", "Philox", "SFC64", "MT19937")
 
@@ -52,11 +60,15 @@ class BoundaryError(ValueError):
 
 
 class Handle:
-    """Reference to an object that stays on the other side (used by the kernel-side server)."""
+    """Reference to an object that stays on the other side (used by the kernel-side server).
+
+    ``type_name`` is kept on this side only: it is never encoded, so no name the student chose
+    (a class called ``HIDDEN:...``) crosses to the grader.
+    """
 
     __slots__ = ("id", "kind", "type_name")
 
-    def __init__(self, id: int, kind: str, type_name: str) -> None:
+    def __init__(self, id: int, kind: str, type_name: str = "") -> None:
         self.id, self.kind, self.type_name = id, kind, type_name
 
 
@@ -130,7 +142,7 @@ def encode(value, *, register=None, references=None, generators=None, _depth=0):
         return encode(int(value) if isinstance(value, int) else float(value), **kw)
     if register is not None:
         handle = register(value)
-        return {"$": "handle", "id": handle.id, "kind": handle.kind, "type": handle.type_name}
+        return {"$": "handle", "id": handle.id, "kind": handle.kind}
     raise BoundaryError(
         f"a {type(value).__name__} cannot be sent to the student's kernel: "
         "pass numbers, strings, lists, tuples, dicts, numpy arrays or a numpy Generator"
@@ -167,13 +179,19 @@ def _read_npy(text) -> np.ndarray:
     return array
 
 
-def decode(tree, *, resolve=None, make_handle=None, generators=None, _depth=0, _budget=None):
+def decode(
+    tree, *, resolve=None, make_handle=None, generators=None, text=None, _depth=0, _budget=None
+):
     """The value a tree from :func:`encode` stands for, checked at every step.
 
     ``resolve(id)`` turns a ``ref`` back into the local object it names (kernel side);
-    ``make_handle(id, kind, type_name)`` builds a proxy for an object kept on the other side
-    (grader side). Without them, refs and handles are refused. ``generators`` collects decoded
-    generators in order.
+    ``make_handle(id, kind)`` builds a proxy for an object kept on the other side (grader side;
+    ``kind`` is ``"callable"`` or ``"object"``, and nothing else the sender wrote about the object
+    is passed on). Without them, refs and handles are refused. ``generators`` collects decoded
+    generators in order. ``text(value)``, when given, is applied to every ``str`` and ``bytes``
+    decoded (dict keys included) and every numpy array or scalar of string dtype, and its result
+    used instead: the grader wraps the student's
+    strings so that they are never printed (:class:`coursetools.trusted.StudentText`).
     """
     budget = _Budget() if _budget is None else _budget
     budget.spend()
@@ -183,12 +201,15 @@ def decode(tree, *, resolve=None, make_handle=None, generators=None, _depth=0, _
         resolve=resolve,
         make_handle=make_handle,
         generators=generators,
+        text=text,
         _depth=_depth + 1,
         _budget=budget,
     )
     if tree is None or isinstance(tree, (bool, str)):
         if isinstance(tree, str):
             budget.spend(0, len(tree))
+            if text is not None:
+                return text(tree)
         return tree
     if type(tree) is int:
         return tree
@@ -202,12 +223,12 @@ def decode(tree, *, resolve=None, make_handle=None, generators=None, _depth=0, _
     if tag == "nd":
         array = _read_npy(tree.get("npy"))
         budget.spend(0, array.nbytes)
-        return array
+        return array if text is None or array.dtype.kind not in "SU" else text(array)
     if tag == "np":
         array = _read_npy(tree.get("npy"))
         if array.ndim != 0:
             raise BoundaryError("malformed numpy scalar")
-        return array[()]
+        return array[()] if text is None or array.dtype.kind not in "SU" else text(array[()])
     if tag == "float":
         if v not in ("nan", "inf", "-inf"):
             raise BoundaryError("malformed float")
@@ -233,7 +254,7 @@ def decode(tree, *, resolve=None, make_handle=None, generators=None, _depth=0, _
         except Exception:  # noqa: BLE001
             raise BoundaryError("malformed bytes") from None
         budget.spend(0, len(raw))
-        return raw
+        return raw if text is None else text(raw)
     if tag == "complex":
         if type(v) is not list or len(v) != 2 or not all(isinstance(x, str) for x in v):
             raise BoundaryError("malformed complex")
@@ -265,8 +286,8 @@ def decode(tree, *, resolve=None, make_handle=None, generators=None, _depth=0, _
         if make_handle is None or type(tree.get("id")) is not int:
             raise BoundaryError("an object handle cannot cross in this direction")
         kind = tree.get("kind") if tree.get("kind") in ("callable", "object") else "object"
-        return make_handle(tree["id"], kind, _printable(tree.get("type"), 60))
-    raise BoundaryError(f"unknown kind of value {tag[:20]!r}")
+        return make_handle(tree["id"], kind)
+    raise BoundaryError("unknown kind of value")
 
 
 def _generator(state) -> np.random.Generator:
@@ -293,21 +314,52 @@ def set_state(generator: np.random.Generator, tree) -> None:
         raise BoundaryError("malformed random generator state") from None
 
 
-def _printable(text, limit: int) -> str:
-    text = text if isinstance(text, str) else "object"
-    text = "".join(c if c.isprintable() else "?" for c in text)
-    return text[:limit]
-
-
 def dumps(tree) -> str:
     """JSON text of a tree (NaN never appears: non-finite floats are tagged)."""
     return json.dumps(tree, allow_nan=False, separators=(",", ":"))
 
 
+STRUCTURE = "[{,:"  # one of these precedes every JSON value but the first
+
+
+def count_parts(text: str) -> int:
+    """An upper bound on the number of JSON values in ``text``, without parsing it.
+
+    Every value but the first follows ``[``, ``,`` or ``:``, and every container opens with ``[``
+    or ``{``; bytes inside strings are counted too, so the bound is conservative. Base64 text (the
+    ``.npy`` arrays) contains none of them.
+    """
+    return sum(text.count(c) for c in STRUCTURE) + 1
+
+
+ARRAY_TEXT = re.compile(r'"npy":"[A-Za-z0-9+/=]*"')  # never inside a JSON string: its quotes are escaped
+
+
+def _text_bytes(text: str) -> int:
+    """Characters of ``text`` outside the base64 of its arrays (what can become Python objects)."""
+    return len(text) - sum(match.end() - match.start() for match in ARRAY_TEXT.finditer(text))
+
+
 def loads(text: str):
-    """The tree in JSON ``text`` from the other side, size-checked first."""
+    """The tree in JSON ``text`` from the other side, size- and structure-checked first.
+
+    ASCII only (:func:`dumps` escapes the rest), at most :data:`MAX_BYTES` of base64 (plus its
+    envelope), :data:`MAX_PARTS` values and :data:`MAX_TEXT_BYTES` outside the arrays' base64:
+    what a message expands into is bounded before :func:`json.loads` builds a single object.
+    """
     if not isinstance(text, str) or len(text) > MAX_BYTES * 4 // 3 + 1024:
         raise BoundaryError("message missing or too large")
+    if not text.isascii():  # dumps() escapes everything else: no 4-byte-per-character strings
+        raise BoundaryError("malformed message (not ASCII)")
+    if count_parts(text) > MAX_PARTS:
+        raise BoundaryError(
+            f"message has more than {MAX_PARTS:,} parts: send large data as a numpy array"
+        )
+    if len(text) > MAX_TEXT_BYTES and _text_bytes(text) > MAX_TEXT_BYTES:
+        raise BoundaryError(
+            f"message has more than {MAX_TEXT_BYTES // 1024**2} MiB outside numpy arrays: "
+            "send large data as a numpy array"
+        )
     try:
         return json.loads(text, parse_constant=_refuse_constant)
     except (ValueError, RecursionError):
@@ -338,8 +390,7 @@ class Server:
     def _register(self, obj) -> Handle:
         key = len(self.objects) + 1
         self.objects[key] = obj
-        kind = "callable" if callable(obj) else "object"
-        return Handle(key, kind, getattr(type(obj), "__qualname__", "object"))
+        return Handle(key, "callable" if callable(obj) else "object")
 
     def _resolve(self, key: int):
         if key not in self.objects:

@@ -12,6 +12,13 @@ The grader runs as root and students control everything below their own folder, 
   regular file is read, at most :data:`MAX_NOTEBOOK_BYTES`); a symbolic link, a directory, a
   FIFO, a socket or a device in place of a folder or a notebook is that student's problem
   (0 points, reported), never a crash, a hang or another student's marks;
+- a notebook's shape is capped like its size (:func:`check_shape`): at most :data:`MAX_CELLS`
+  cells and :data:`MAX_SOURCE_CHARS` characters of cell source, and at most
+  :data:`MAX_NOTEBOOK_PARTS` JSON values (counted on the bytes before anything is parsed), so
+  that neither grading nor the feedback pages and gradebook after it can be made to cost
+  minutes and gigabytes by one student. The largest notebook of the course (``solutions/``) has
+  68 cells, 95,000 characters of source and about 4,500 JSON parts: the caps are 30 to 200 times
+  that, so only a notebook built to hurt meets them;
 - only the notebook is taken from a submission: ``job.files`` holds the assignment's own data
   files from the source directory, never files a student put beside the notebook;
 - names are whatever the directory entries are (any byte but ``/`` and NUL, decoded with
@@ -22,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import re
 import stat
@@ -35,9 +43,19 @@ from coursetools.feedback import display_name
 from coursetools.grade import Job, Options
 from coursetools.release import IGNORED, find_assignments, notebook_bytes, release_notebook
 
-__all__ = ["MAX_NOTEBOOK_BYTES", "collect_jobs"]
+__all__ = [
+    "MAX_CELLS",
+    "MAX_NOTEBOOK_BYTES",
+    "MAX_NOTEBOOK_PARTS",
+    "MAX_SOURCE_CHARS",
+    "check_shape",
+    "collect_jobs",
+]
 
 MAX_NOTEBOOK_BYTES = 16 * 1024**2
+MAX_CELLS = 2_000  # the course's largest notebook has 68
+MAX_SOURCE_CHARS = 4 * 1024**2  # characters of source over all cells; the largest has 95,000
+MAX_NOTEBOOK_PARTS = 1_000_000  # JSON values, bounding what parsing it costs; the largest ~4,500
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 NOT_FOLLOWED = "is a symbolic link: not followed, not graded"
@@ -238,6 +256,9 @@ def _fill(job: Job, student_fd: int, kind: str | None) -> None:
             if chosen is None:
                 raise _Refused("no notebook handed in")
             data = _read_notebook(fd, chosen, f"{where}/{display_name(chosen)}")
+            problem = check_shape(data)
+            if problem is not None:
+                raise _Refused(f"{where}/{display_name(chosen)}: {problem}, not graded")
             if chosen != job.notebook_name:
                 job.problems.append(
                     f"no {job.assignment}.ipynb: graded {display_name(chosen)} instead"
@@ -328,6 +349,58 @@ def _read_notebook(dir_fd: int, name: str, where: str) -> bytes:
         raise _Refused(_os_problem(where, exc)) from None
     finally:
         os.close(fd)
+
+
+def check_shape(data: bytes) -> str | None:
+    """Why notebook bytes ``data`` are refused for their shape, or None when they are not.
+
+    Cheap bounds first, on the bytes: the number of ``"cell_type"`` keys (at least one per cell
+    written plainly) against :data:`MAX_CELLS`, and the bytes that precede a JSON value (``[``,
+    ``{``, ``,``, ``:``) against :data:`MAX_NOTEBOOK_PARTS`, so that a parse costs at most tens of
+    MiB. Then the exact count of cells and of source characters. Bytes that are not a JSON
+    notebook are not this function's concern (None): the grader reports them.
+
+    Parameters
+    ----------
+    data
+        The notebook file's bytes (at most :data:`MAX_NOTEBOOK_BYTES`).
+
+    Returns
+    -------
+    str or None
+        The reason, in the grader's words.
+
+    Raises
+    ------
+    TypeError
+        If ``data`` is not bytes.
+    """
+    if not isinstance(data, (bytes, bytearray)):
+        raise TypeError(f"data must be bytes, got {type(data).__name__}")
+    too_many_cells = f"notebook has more than {MAX_CELLS:,} cells"
+    if data.count(b'"cell_type"') > MAX_CELLS:
+        return too_many_cells
+    if sum(data.count(c) for c in (b"[", b"{", b",", b":")) > MAX_NOTEBOOK_PARTS:
+        return f"notebook has more than {MAX_NOTEBOOK_PARTS:,} JSON parts (clear its outputs)"
+    try:
+        notebook = json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+    cells = notebook.get("cells") if isinstance(notebook, dict) else None
+    if not isinstance(cells, list):
+        return None
+    if len(cells) > MAX_CELLS:
+        return too_many_cells
+    chars = 0
+    for cell in cells:
+        source = cell.get("source", "") if isinstance(cell, dict) else ""
+        if isinstance(source, list):
+            chars += sum(len(line) for line in source if isinstance(line, str))
+        elif isinstance(source, str):
+            chars += len(source)
+    if chars > MAX_SOURCE_CHARS:
+        return f"notebook has more than {MAX_SOURCE_CHARS // 1024**2} MiB of cell source"
+    return None
 
 
 def _check_regular(st: os.stat_result, where: str) -> None:

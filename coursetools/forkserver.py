@@ -26,6 +26,14 @@ request at a time):
 
 Children that ended by themselves are reaped before each request. The server exits, killing its
 children, when its socket closes, which is when the grading process that started it ends.
+
+Each runner's memory is its own: the server makes a control group for every child it forks
+(:mod:`coursetools.limits`, cgroup v2 or v1 as for the kernels, :data:`RUNNER_LIMITS`), the child
+enters it before it reads anything, and the group is removed when the child is reaped or killed.
+Where no group can be made (no cgroups, not root), the runner caps its own address space instead
+(``RLIMIT_AS``, :func:`coursetools.trusted.limit_memory`). Either way a test whose replies or
+computations grow past :data:`coursetools.trusted.RUNNER_MEMORY_BYTES` ends that runner, not the
+grading process.
 """
 
 from __future__ import annotations
@@ -55,6 +63,9 @@ WARM_MODULES = (
     "dplib.attacks",
 )
 MAX_FRAME = 1 << 16
+#: A trusted runner's control group: its memory (what it forks with is charged to the server), a
+#: few tasks (it is single-threaded), one core.
+RUNNER_LIMITS = dict(max_pids=32, cpus=1.0)
 
 
 def _send(sock: socket.socket, message: dict, fds: tuple[int, ...] = ()) -> None:
@@ -94,10 +105,43 @@ def _threads() -> int:
         return threading.active_count()
 
 
-def _child(channel: int, log: int, cwd: str) -> None:
-    """In the forked child: become a trusted runner; never returns."""
+def _runner_group():
+    """A control group for the next runner, or None (no cgroups here, or not allowed)."""
+    try:
+        from coursetools import limits
+        from coursetools.trusted import RUNNER_MEMORY_BYTES
+
+        return limits.SubmissionGroup.create(
+            "runner", limits.GroupLimits(memory_bytes=RUNNER_MEMORY_BYTES, **RUNNER_LIMITS)
+        )
+    except (OSError, ValueError, RuntimeError):
+        return None
+
+
+def _remove_group(group) -> None:
+    if group is not None:
+        try:
+            group.remove()
+        except OSError:  # pragma: no cover - a process stuck in the kernel: left to the host
+            pass
+
+
+def _child(channel: int, log: int, cwd: str, procs_files: list[str] | None = None) -> None:
+    """In the forked child: become a trusted runner; never returns.
+
+    ``procs_files``: the runner's control group, entered first; without one the runner limits
+    its own address space.
+    """
     code = 0
     try:
+        from coursetools import limits, trusted
+
+        try:
+            limits.enter_procs_files(procs_files or ())
+        except OSError:  # the group went away: the backstop below
+            procs_files = None
+        if not procs_files:
+            trusted.limit_memory()
         os.chdir(cwd)
         os.dup2(channel, 0)
         os.dup2(channel, 1)
@@ -108,9 +152,7 @@ def _child(channel: int, log: int, cwd: str) -> None:
         numpy = sys.modules.get("numpy")
         if numpy is not None:
             numpy.random.seed()  # from the OS's entropy, as at a fresh import
-        from coursetools import trusted
-
-        trusted.main()
+        trusted.main(limit=False)
     except BaseException:  # noqa: BLE001 - reported on the runner's log, then exit
         code = 1
         try:
@@ -132,7 +174,7 @@ def _kill(pid: int) -> None:
 
 def serve(control: socket.socket) -> None:
     """Answer spawn and kill requests on ``control`` until it closes; kill the children then."""
-    children: set[int] = set()
+    children: dict[int, object] = {}  # pid -> its control group (or None)
 
     def reap() -> None:
         for pid in list(children):
@@ -141,7 +183,7 @@ def serve(control: socket.socket) -> None:
             except ChildProcessError:
                 done = pid
             if done == pid:
-                children.discard(pid)
+                _remove_group(children.pop(pid))
 
     try:
         while True:
@@ -151,29 +193,32 @@ def serve(control: socket.socket) -> None:
                 return
             reap()
             if request.get("op") == "spawn" and len(fds) == 2:
+                group = _runner_group()
                 pid = os.fork()
                 if pid == 0:
                     control.close()
-                    _child(fds[0], fds[1], str(request.get("cwd", "/")))
+                    procs = group.procs_files() if group is not None else None
+                    _child(fds[0], fds[1], str(request.get("cwd", "/")), procs)
                 for fd in fds:
                     os.close(fd)
-                children.add(pid)
-                _send(control, {"pid": pid})
+                children[pid] = group
+                _send(control, {"pid": pid, "cgroup": group is not None})
             elif request.get("op") == "kill":
                 for fd in fds:
                     os.close(fd)
                 pid = request.get("pid")
                 if pid in children:
                     _kill(pid)
-                    children.discard(pid)
+                    _remove_group(children.pop(pid))
                 _send(control, {})
             else:
                 for fd in fds:
                     os.close(fd)
                 _send(control, {"error": "unknown request"})
     finally:
-        for pid in children:
+        for pid, group in children.items():
             _kill(pid)
+            _remove_group(group)
 
 
 def main(argv: list[str] | None = None) -> None:

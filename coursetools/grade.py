@@ -378,6 +378,8 @@ class _Grader:
             except bridge.BoundaryError:
                 return {"ok": False, "error": {"boundary": True}}
             return reply if isinstance(reply, dict) else {"ok": False, "error": {"boundary": True}}
+        if outcome.status in ("budget", "refused"):  # replies over budget, or one too big to parse
+            return {"ok": False, "error": {"budget" if outcome.status == "budget" else "boundary": True}}
         if outcome.status == "error":
             return {"ok": False, "error": {"classes": []}}
         what = "timed out" if outcome.status == "timeout" else "died"

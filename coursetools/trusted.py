@@ -13,6 +13,26 @@ The feedback a failed test gets is written here, from the instructor's text only
 own message; for an assertion without one, its source line when the line is visible to students,
 else "a hidden test failed (line n)"; for an error in the student's code, which answer raised
 which *builtin* exception class (never its message, which the student wrote).
+
+No text the kernel chose is ever printed or imported here. The rule, total over every path:
+
+- a proxy is named by the grader (``f``, ``f(...)``, ``f(...).spend``, ``f[...]``), never by the
+  class of the object it stands for; handles carry no type name at all;
+- an exception of the student's code is named by the first class of its ancestry found *by
+  identity* in a fixed table (:func:`known_exceptions`: the exception classes of ``builtins`` and
+  of ``dplib.errors`` and ``dplib.grading`` when already imported): a student class deriving from
+  ``ValueError`` is reported as ``ValueError``, anything else as "an exception". The names the
+  kernel sends are only looked up in that table: nothing is imported;
+- the student's strings and bytes (dict keys and numpy string arrays included) reach the test
+  as :class:`StudentText` / :class:`StudentBytes`: equal to, and hashed like, the plain value, but
+  printed as a placeholder (``<a str of 23 characters>``), so an instructor's
+  ``assert x == y, f"got {x!r}"`` shows numbers, booleans and shapes but never the student's
+  text; and a failure message that still contains a string of at least
+  :data:`MIN_SCRUBBED` characters the kernel sent during the test (derived by ``+``, ``join``...)
+  is replaced by the message the test would have without one (its visible line or
+  "a hidden test failed (line n)");
+- flags in a kernel's error report (timeout, died, ...) choose among the grader's sentences; the
+  only number taken from there, the time limit, is the grader's own.
 """
 
 from __future__ import annotations
@@ -22,16 +42,23 @@ import builtins
 import json
 import math
 import os
+import resource
 import struct
 import sys
 import traceback
 from typing import Any
+
+import numpy as np
 
 from coursetools import bridge
 
 __all__ = ["Remote", "StudentError", "run_test", "main"]
 
 MAX_MESSAGE = 300
+MAX_FRAME = bridge.MAX_BYTES * 2  # a frame from the grader: a relayed reply is at most this
+MIN_SCRUBBED = 4  # kernel strings this long are looked for in a failure message
+MAX_REMEMBERED = 100_000  # kernel strings remembered per test for that check
+RUNNER_MEMORY_BYTES = 1024**3  # the runner's own memory (cgroup, or RLIMIT_AS above its start)
 
 
 # ----------------------------------------------------------------------------------- framing
@@ -48,6 +75,8 @@ def read_frame(stream) -> dict:
     if len(header) < 4:
         raise EOFError("the grader closed the channel")
     (size,) = struct.unpack(">I", header)
+    if size > MAX_FRAME:
+        raise EOFError("oversized frame from the grader")
     data = stream.read(size)
     if len(data) < size:
         raise EOFError("the grader closed the channel")
@@ -55,6 +84,34 @@ def read_frame(stream) -> dict:
 
 
 # ---------------------------------------------------------------------------- student errors
+
+
+class StudentText(str):
+    """A string from the student's kernel: compares and hashes as itself, prints as a placeholder."""
+
+    __slots__ = ()
+
+    def _placeholder(self) -> str:
+        return f"<a str of {len(self)} characters>"
+
+    __repr__ = __str__ = _placeholder
+
+    def __format__(self, spec: str) -> str:
+        return self._placeholder()
+
+
+class StudentBytes(bytes):
+    """Bytes from the student's kernel: compare as themselves, print as a placeholder."""
+
+    __slots__ = ()
+
+    def _placeholder(self) -> str:
+        return f"<{len(self)} bytes>"
+
+    __repr__ = __str__ = _placeholder
+
+    def __format__(self, spec: str) -> str:
+        return self._placeholder()
 
 
 class StudentError(AssertionError):
@@ -67,6 +124,29 @@ class StudentError(AssertionError):
 
 
 _raised_classes: dict[type, type] = {}
+TRUSTED_ERROR_MODULES = ("dplib.errors", "dplib.grading")  # looked up only if already imported
+
+
+def known_exceptions() -> dict[str, type]:
+    """The exception classes a student's error may be reported as, by the name the kernel sends.
+
+    The exception classes of :mod:`builtins` (``"ValueError"``) and of the trusted modules in
+    :data:`TRUSTED_ERROR_MODULES` that this process has already imported
+    (``"dplib.errors.BudgetExceededError"``), keyed by the name the kernel's server sends for a
+    class it found there *by identity*. Nothing is imported: a name outside the table
+    (``"dplib.__main__.X"``) is simply not found.
+    """
+    table = {
+        name: cls
+        for name, cls in vars(builtins).items()
+        if isinstance(cls, type) and issubclass(cls, Exception) and cls is not StopIteration
+    }
+    for module_name in TRUSTED_ERROR_MODULES:
+        module = sys.modules.get(module_name)
+        for attr, cls in (vars(module).items() if module is not None else ()):
+            if isinstance(cls, type) and issubclass(cls, Exception) and cls.__module__ == module_name:
+                table[f"{module_name}.{attr}"] = cls
+    return table
 
 
 def _student_raised(label: str, classes: list) -> StudentError:
@@ -76,8 +156,9 @@ def _student_raised(label: str, classes: list) -> StudentError:
     the grader's sentence, not the student's message.
     """
     base, name = None, "an exception"
-    for qualified in classes if isinstance(classes, list) else []:
-        candidate = _known_exception(qualified)
+    table = known_exceptions()
+    for qualified in classes[:8] if isinstance(classes, list) else []:
+        candidate = table.get(qualified) if isinstance(qualified, str) else None
         if candidate is not None:
             base, name = candidate, candidate.__name__
             break
@@ -97,29 +178,25 @@ def _student_raised(label: str, classes: list) -> StudentError:
     return error
 
 
-def _known_exception(qualified) -> type | None:
-    if not isinstance(qualified, str):
-        return None
-    if "." not in qualified:
-        cls = getattr(builtins, qualified, None)
-    elif qualified.startswith("dplib.") and qualified.count(".") <= 3:
-        module, _, attr = qualified.rpartition(".")
-        try:
-            cls = getattr(__import__(module, fromlist=[attr]), attr, None)
-        except ImportError:
-            cls = None
-    else:
-        cls = None
-    if isinstance(cls, type) and issubclass(cls, Exception) and cls is not StopIteration:
-        return cls
-    return None
+def _seconds(value) -> str:
+    """The time limit in a timeout report (the grader's number; anything else is not shown)."""
+    if type(value) is int and 0 <= value <= 10**6:
+        return f"{value} s"
+    return "its time limit"
 
 
 def _failure(label: str, error: dict) -> StudentError:
     error = error if isinstance(error, dict) else {}
+    if error.get("budget") is True:
+        result = StudentError()
+        result.feedback = (
+            f"{label} was not called: this notebook's answers had already sent the grader "
+            f"{bridge.SUBMISSION_BYTES // 1024**2} MiB, the most one submission may send"
+        )
+        return result
     if error.get("timeout"):
         result = StudentError()
-        result.feedback = f"{label} did not finish within the time limit ({error.get('seconds', '?')} s)"
+        result.feedback = f"{label} did not finish within the time limit ({_seconds(error.get('seconds'))})"
         return result
     if error.get("died"):
         result = StudentError()
@@ -152,6 +229,27 @@ class KernelLink:
     def __init__(self, rx, tx) -> None:
         self.rx, self.tx = rx, tx
         self.calls = 0
+        self.seen: set = set()  # strings the kernel sent during the current test
+
+    def text(self, value):
+        """The hook :func:`bridge.decode` applies to the kernel's strings, bytes and string arrays."""
+        seen = getattr(self, "seen", None)
+        if seen is None:  # a subclass that skipped __init__
+            seen = self.seen = set()
+        if isinstance(value, np.ndarray):
+            for item in value.ravel()[:MAX_REMEMBERED].tolist():
+                self.text(item)
+            return value
+        if isinstance(value, np.generic):
+            self.text(value.item())
+            return value
+        if isinstance(value, (bytes, bytearray)):
+            if len(value) >= MIN_SCRUBBED and len(seen) < MAX_REMEMBERED:
+                seen.add(bytes(value).decode("latin-1"))
+            return StudentBytes(value)
+        if len(value) >= MIN_SCRUBBED and len(seen) < MAX_REMEMBERED:
+            seen.add(str(value))
+        return StudentText(value)
 
     def request(self, request: dict) -> dict:
         self.calls += 1
@@ -184,7 +282,7 @@ class Remote:
     def __repr__(self) -> str:
         return f"<student's {self._label}>"
 
-    def _exchange(self, request: dict, label: str, generators=None):
+    def _exchange(self, request: dict, label: str, generators=None, called: bool = False):
         request = dict(request, id=self._id)
         reply = self._link.request(request)
         if not reply.get("ok"):
@@ -194,7 +292,11 @@ class Remote:
                 pass
             raise _failure(label, reply.get("error"))
         try:
-            value = bridge.decode(reply.get("value"), make_handle=self._handle_maker(label))
+            value = bridge.decode(
+                reply.get("value"),
+                make_handle=self._handle_maker(f"{label}(...)" if called else label),
+                text=self._link.text,
+            )
             self._follow(generators, reply.get("generators"))
         except bridge.BoundaryError:
             raise _failure(label, {"boundary": True}) from None
@@ -209,14 +311,14 @@ class Remote:
             bridge.set_state(generator, state)
 
     def _handle_maker(self, label: str):
-        def make(id: int, kind: str, type_name: str) -> Remote:
-            if type_name.rpartition(".")[2] == label:  # an instance of the student's class: Budget(...)
-                name = f"{label}(...)"
-            elif type_name in ("method", "builtin_function_or_method"):  # obj.spend
-                name = label
-            else:
-                name = f"{type_name} returned by {label}"
-            return Remote(self._link, id, kind, name[:80])
+        """Proxies for the objects in a reply to ``label``: named by the grader, never by the kernel.
+
+        ``label`` is the grader's: ``Budget(...)`` for what a call returned, ``Budget(...).spend``
+        for an attribute, ``data[...]`` for an item.
+        """
+
+        def make(id: int, kind: str) -> Remote:
+            return Remote(self._link, id, kind, label[:80])
 
         return make
 
@@ -229,7 +331,7 @@ class Remote:
         except bridge.BoundaryError as exc:
             raise TypeError(f"test error: {exc}") from None
         results = self._exchange(
-            {"op": "call", "calls": tree, "repeat": repeat}, self._label, generators
+            {"op": "call", "calls": tree, "repeat": repeat}, self._label, generators, called=True
         )
         if not isinstance(results, list) or len(results) != len(calls) * repeat:
             raise _failure(self._label, {"boundary": True})
@@ -320,7 +422,8 @@ class TestNamespace(dict):
         try:
             value = bridge.decode(
                 reply.get("value"),
-                make_handle=lambda id, kind, type_name: Remote(self._link, id, kind, name),
+                make_handle=lambda id, kind: Remote(self._link, id, kind, name),
+                text=self._link.text,
             )
         except bridge.BoundaryError:
             raise _failure(name, {"boundary": True}) from None
@@ -373,6 +476,11 @@ def _raised_by_test(exc: BaseException, filename: str) -> bool:
     )
 
 
+def _mentions(message: str, seen: set) -> bool:
+    """Whether ``message`` quotes one of the kernel's strings (as written or as its repr)."""
+    return any(text in message or str.__repr__(text)[1:-1] in message for text in seen)
+
+
 def _partial(value: Any, points: float) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
@@ -388,6 +496,7 @@ def run_test(test: dict, prelude: dict, answers: set[str], link: KernelLink) -> 
     hidden = set(test.get("hidden_lines", []))
     filename = f"<test {test['grade_id']}>"
     lines = source.splitlines()
+    link.seen = set()  # the kernel's strings, remembered for this test only
     namespace = TestNamespace(prelude, answers, link)
     try:
         tree = ast.parse(source, filename)
@@ -405,8 +514,10 @@ def run_test(test: dict, prelude: dict, answers: set[str], link: KernelLink) -> 
             # numpy.testing & co. put the values they compared in their message: on a hidden
             # line those are the hidden test's inputs and expected answers.
             message = ""
+        if message and _mentions(message, link.seen):
+            # the instructor's message carries the student's text (derived, so not a placeholder)
+            message = ""
         if not message:
-            line = _test_line(exc, filename)
             if line is not None and line not in hidden and 0 < line <= len(lines):
                 message = f"failed: {lines[line - 1].strip()}"
             elif line is not None:
@@ -436,8 +547,33 @@ def run_test(test: dict, prelude: dict, answers: set[str], link: KernelLink) -> 
 # ------------------------------------------------------------------------------------------ main
 
 
-def main() -> None:
-    """Serve the grader: a ``setup`` frame, then ``test`` frames until ``exit``."""
+def limit_memory(extra: int = RUNNER_MEMORY_BYTES) -> None:
+    """Cap this process's address space at what it maps now plus ``extra`` (``RLIMIT_AS``).
+
+    The backstop where the runner has no control group of its own: an allocation past it is a
+    ``MemoryError`` in the test (which fails), never the grading machine's memory.
+    """
+    try:
+        with open("/proc/self/status") as fh:
+            size = next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmSize:"))
+    except (OSError, StopIteration, ValueError):  # pragma: no cover - not Linux
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    cap = size + extra
+    if hard != resource.RLIM_INFINITY:
+        cap = min(cap, hard)
+    if soft == resource.RLIM_INFINITY or soft > cap:
+        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+
+
+def main(limit: bool = True) -> None:
+    """Serve the grader: a ``setup`` frame, then ``test`` frames until ``exit``.
+
+    ``limit``: cap this process's memory with :func:`limit_memory` (a runner forked by the fork
+    server is in a control group instead).
+    """
+    if limit:
+        limit_memory()
     rx = sys.stdin.buffer
     tx = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # prints in tests go to the log, not the channel

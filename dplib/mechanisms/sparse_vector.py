@@ -64,6 +64,31 @@ def _first_above(noisy: np.ndarray, noisy_threshold: float) -> int | None:
     return int(np.argmax(above)) if above.any() else None
 
 
+#: Entries scanned in Python before the search switches to numpy windows of doubling width.
+_SCAN = 16
+
+
+def _next_above(noisy: np.ndarray, start: int, noisy_threshold: float) -> int | None:
+    """First ``i >= start`` with ``noisy[i] >= noisy_threshold``, in time O(i - start + 1).
+
+    A scan of the whole remainder per "above" answer would cost O(k c) over the c runs of
+    :func:`sparse_vector` (a hang for k = c = 1e6); this looks at a few entries in Python, then
+    at windows of doubling width, so the c runs together cost O(k + c).
+    """
+    size = noisy.size
+    for i, value in enumerate(noisy[start : start + _SCAN].tolist()):
+        if value >= noisy_threshold:
+            return start + i
+    start, width = start + _SCAN, 4 * _SCAN
+    while start < size:
+        window = noisy[start : start + width]
+        hits = np.flatnonzero(window >= noisy_threshold)
+        if hits.size:
+            return start + int(hits[0])
+        start, width = start + window.size, 2 * width
+    return None
+
+
 def above_threshold(
     queries: Any,
     threshold: float,
@@ -219,10 +244,10 @@ def sparse_vector(
     noisy = arr + gen.laplace(0.0, scale_nu, size=arr.shape)
     answers = np.zeros(arr.size, dtype=bool)
     start = 0
-    for j in range(c):  # at most c passes, each vectorized over the remaining queries
-        hit = _first_above(noisy[start:], t + rho[j])
+    for j in range(c):  # at most c runs; together they look at each query about once
+        hit = _next_above(noisy, start, t + rho[j])
         if hit is None:
             return answers
-        answers[start + hit] = True
-        start += hit + 1
+        answers[hit] = True
+        start = hit + 1
     return answers[:start]

@@ -9,6 +9,8 @@ Machanavajjhala 2011, "No free lunch in data privacy").
 
 from __future__ import annotations
 
+import math
+
 from typing import Any
 
 import numpy as np
@@ -96,9 +98,30 @@ def mean_sensitivity(lower: float, upper: float, n: int, neighbouring: str = "re
     return (hi - lo) / n
 
 
-#: Largest number of domain elements for the replace-one computation, which compares every pair
-#: of columns (d * d * m operations).
-_MAX_REPLACE_COLUMNS = 65_536
+#: Largest arithmetic work of the replace-one computation: the cheaper of ``d * d * m`` (every
+#: pair of columns) and ``2**(m - 1) * d * m`` (every sign vector, see linear_query_sensitivity).
+#: About a second at the cap.
+_MAX_REPLACE_WORK = 2 * 10**8
+#: Sign vectors projected at once in the sign-vector computation (bounds its memory).
+_SIGN_CHUNK = 256
+
+
+def _l1_diameter_by_signs(w: np.ndarray) -> float:
+    """``max_{j,k} ||w[:, k] - w[:, j]||_1`` as ``max_s (max_k s.w_k - min_j s.w_j)``.
+
+    ``||x||_1 = max over s in {-1, 1}^m of s.x``, so the L1 diameter of the columns is the largest
+    spread of their projections on a sign vector; ``s`` and ``-s`` give the same spread, so the
+    first sign is fixed to +1: ``2**(m - 1)`` projections of ``d`` columns.
+    """
+    m = w.shape[0]
+    best = 0.0
+    for first in range(0, 2 ** (m - 1), _SIGN_CHUNK):
+        codes = np.arange(first, min(first + _SIGN_CHUNK, 2 ** (m - 1)), dtype=np.int64)
+        bits = (codes[:, None] >> np.arange(m - 1, dtype=np.int64)) & 1
+        signs = np.concatenate([np.ones((codes.size, 1)), 1.0 - 2.0 * bits], axis=1)
+        projections = signs @ w
+        best = max(best, float((projections.max(axis=1) - projections.min(axis=1)).max()))
+    return best
 
 
 def linear_query_sensitivity(queries: Any, neighbouring: str = "add_remove") -> float:
@@ -125,7 +148,9 @@ def linear_query_sensitivity(queries: Any, neighbouring: str = "add_remove") -> 
     queries : array_like, 2-d
         The workload ``W``, shape ``(m, d)``, finite real weights (0/1 for counting queries).
     neighbouring : {"add_remove", "replace"}
-        The neighbouring relation. Under ``"replace"``, ``d`` must be at most 65 536.
+        The neighbouring relation. Under ``"replace"`` the work, the smaller of ``d * d * m``
+        and ``2**(m - 1) * d * m``, must be at most ``2e8`` (any ``d`` for ``m = 1``; ``d`` up to
+        about 1700 for any ``m``).
 
     Returns
     -------
@@ -151,12 +176,16 @@ def linear_query_sensitivity(queries: Any, neighbouring: str = "add_remove") -> 
     w = check_data(queries, "queries", ndim=2)
     if neighbouring == "add_remove":
         return float(np.abs(w).sum(axis=0).max())
-    d = w.shape[1]
-    if d > _MAX_REPLACE_COLUMNS:
+    m, d = w.shape
+    pairs = d * d * m
+    signs = 2 ** (m - 1) * d * m if m < 64 else math.inf
+    if min(pairs, signs) > _MAX_REPLACE_WORK:
         raise ValueError(
-            f"queries must have at most {_MAX_REPLACE_COLUMNS} columns (domain elements) for "
-            f"neighbouring='replace', got {d}"
+            f"queries is too large for neighbouring='replace': the work min(d * d * m, "
+            f"2**(m - 1) * d * m) must be at most {_MAX_REPLACE_WORK:.0e}, got shape {w.shape}"
         )
+    if signs < pairs:
+        return _l1_diameter_by_signs(w)
     best = 0.0
     for j in range(d):
         best = max(best, float(np.abs(w - w[:, j : j + 1]).sum(axis=0).max()))

@@ -74,5 +74,24 @@ def test_bad_input_refused(queries, neighbouring, exc, match):
 
 
 def test_replace_refuses_a_workload_too_large_to_compare_every_pair():
-    with pytest.raises(ValueError, match="columns"):
-        linear_query_sensitivity(np.zeros((1, 70_000)), "replace")
+    # issue 27: 1 x 65536 and 64 x 65536 hung inside the old cap (d <= 65536, d * d * m work).
+    # The cap is now on the work of the cheaper exact method: 64 x 65536 is refused at once ...
+    with pytest.raises(ValueError, match=r"queries is too large for neighbouring='replace'"):
+        linear_query_sensitivity(np.zeros((64, 65_536)), "replace")
+    # ... and one row of any width is max - min (its 2**0 sign vector), 70000 columns included
+    row = np.zeros((1, 70_000))
+    row[0, 5], row[0, 9] = 3.0, -1.5
+    assert linear_query_sensitivity(row, "replace") == 4.5
+
+
+def test_sign_vectors_give_the_pairwise_l1_diameter():
+    # ||x||_1 = max_s s.x over s in {-1, 1}^m: the projection method equals the brute force over
+    # every pair of columns (to rounding), including when it is the one chosen (d > 2**(m-1))
+    from dplib.sensitivity import _l1_diameter_by_signs
+
+    rng = np.random.default_rng(5)
+    for m, d in ((1, 7), (3, 40), (6, 50), (9, 30)):
+        w = rng.normal(size=(m, d))
+        brute = max(float(np.abs(w - w[:, j : j + 1]).sum(axis=0).max()) for j in range(d))
+        assert _l1_diameter_by_signs(w) == pytest.approx(brute, rel=1e-12)
+        assert linear_query_sensitivity(w, "replace") == pytest.approx(brute, rel=1e-12)

@@ -505,8 +505,11 @@ def _namespace_jail(args: argparse.Namespace) -> None:
         flags |= CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWPID
     _check(_libc().unshare(flags), "unshare")
     _mount("none", "/", None, MS_REC | MS_PRIVATE)
-    needed = [p for p in args.ro if os.path.exists(p)]
-    blockers = sorted({b for b in map(_blocker, needed) if b})
+    # The kernel's uid must reach these too: a grader whose TMPDIR lies under a private
+    # directory (pytest's /tmp/pytest-of-root) has its run directory and workspace there.
+    mine = [args.run_dir, args.workspace, *([args.config] if args.config else [])]
+    needed = [p for p in [*args.ro, *mine] if os.path.exists(p)]
+    blockers = sorted({b for b in (_blocker(os.path.dirname(p)) for p in needed) if b})
     if blockers:
         _cover(blockers, [p for p in needed if any(p.startswith(b + "/") for b in blockers)])
 

@@ -59,8 +59,18 @@ _MAX_EPSILON0_NUMERICAL = 100.0
 _MIN_TOL = 1e-10
 
 
-def _check_n(n: Any) -> int:
-    return check_integer(n, "n", minimum=1)
+#: Largest number of users: the formulas divide by float(n), which overflows beyond ~1.8e308.
+_MAX_N = 10**300
+#: Largest n of :func:`clone_pair_delta`: its window of C values grows like sqrt(n) (0.4 s here).
+_MAX_N_CLONE = 10**9
+
+
+def _check_n(n: Any, maximum: int = _MAX_N, cap: str = "10**300") -> int:
+    out = check_integer(n, "n", minimum=1)
+    if out > maximum:
+        shown = repr(n) if len(str(out)) <= 20 else f"an integer of {len(str(out))} digits"
+        raise ValueError(f"n must be an integer in [1, {cap}], got {shown}")
+    return out
 
 
 def shuffle_closed_form_valid(epsilon0: float, n: int, delta: float) -> bool:
@@ -107,7 +117,7 @@ def shuffle_epsilon_closed_form(epsilon0: float, n: int, delta: float) -> float:
     Raises
     ------
     ValueError
-        epsilon0 not finite or <= 0, n < 1, delta outside (0, 1).
+        epsilon0 not finite or <= 0, n < 1 or n > 10**300, delta outside (0, 1).
 
     References
     ----------
@@ -156,7 +166,7 @@ def clone_pair_delta(epsilon0: float, n: int, epsilon: float) -> float:
     Raises
     ------
     ValueError
-        epsilon0 not finite or <= 0, n < 1, epsilon negative or not finite.
+        epsilon0 not finite or <= 0, n < 1 or n > 10**9, epsilon negative or not finite.
 
     References
     ----------
@@ -164,7 +174,7 @@ def clone_pair_delta(epsilon0: float, n: int, epsilon: float) -> float:
     ``step = 1`` in the authors' implementation).
     """
     epsilon0 = check_epsilon(epsilon0, "epsilon0")
-    n = _check_n(n)
+    n = _check_n(n, _MAX_N_CLONE, "10**9 (the cost grows like sqrt(n))")
     epsilon = check_real(epsilon, "epsilon", minimum=0.0)
     alpha = 1.0 / (1.0 + math.exp(-epsilon0))           # P[Delta = 1] = e^eps0 / (e^eps0 + 1)
     numerator = alpha - math.exp(epsilon) * (1.0 - alpha)

@@ -57,6 +57,38 @@ __all__ = [
 _VARIANTS = ("optimized", "symmetric")
 #: Largest domain (and sketch width): a report is one row of that many bits.
 _MAX_K = 2**20
+#: Largest number of report bits per call (users x k, or users x width): 128 MB of int8 output.
+_MAX_BITS = 2**27
+#: Report bits drawn per chunk (the uniforms are float64: 32 MB at a time).
+_CHUNK_BITS = 2**22
+#: Largest number of users n of the variance formulas (they divide by float(n)).
+_MAX_USERS = 10**300
+
+
+def _check_bits(n: int, width: int, name: str) -> None:
+    if n * width > _MAX_BITS:
+        raise ValueError(
+            f"values and {name} ask for too many report bits: len(values) * {name} must be at most "
+            f"2**27, got {n} * {width}"
+        )
+
+
+def _flip_bits(
+    generator: np.random.Generator, n: int, width: int, below: float, items: Any = None, item_below: float = 0.0
+) -> np.ndarray:
+    """``U < below`` for ``U = generator.random((n, width))``, drawn in row chunks (the same
+    stream as one call); with ``items``, entry ``(i, items[i])`` is ``U < item_below`` instead."""
+    out = np.empty((n, width), dtype=bool)
+    step = max(1, _CHUNK_BITS // width)
+    for start in range(0, n, step):
+        stop = min(start + step, n)
+        uniforms = generator.random((stop - start, width))
+        out[start:stop] = uniforms < below
+        if items is not None:
+            rows = np.arange(stop - start)
+            cols = items[start:stop]
+            out[start + rows, cols] = uniforms[rows, cols] < item_below
+    return out
 
 
 def _check_variant(variant: Any) -> str:
@@ -142,11 +174,10 @@ def unary_encoding(
     k = _check_k(k)
     p, q = unary_encoding_probabilities(epsilon, variant)
     items = _as_items(values, k)
+    _check_bits(items.size, k, "k")
     generator = as_generator(rng)
-    rows = np.arange(items.size)
-    threshold = np.full((items.size, k), q)
-    threshold[rows, items] = p
-    return (generator.random((items.size, k)) < threshold).astype(np.int8)
+
+    return _flip_bits(generator, items.size, k, q, items, p).astype(np.int8)
 
 
 def _as_reports(reports: Any) -> np.ndarray:
@@ -207,6 +238,8 @@ def unary_encoding_variance(frequencies: Any, n: int, epsilon: float, *, variant
     if np.any(f < 0) or np.any(f > 1):
         raise ValueError("frequencies must be in [0, 1]")
     n = check_integer(n, "n", minimum=1)
+    if n > _MAX_USERS:
+        raise ValueError(f"n must be an integer in [1, 10**300], got a number of {len(str(n))} digits")
     p, q = unary_encoding_probabilities(epsilon, variant)
     gap = _check_gap(p - q, epsilon)
     with np.errstate(over="ignore"):
@@ -268,13 +301,14 @@ def count_mean_sketch(
     table = cms_hash_table(domain_size, num_hashes, width, hash_seed)
     epsilon = check_epsilon(epsilon)
     items = _as_items(values, table.shape[1])
+    _check_bits(items.size, width, "width")
     generator = as_generator(rng)
     n = items.size
     index = generator.integers(0, num_hashes, size=n)
     encoded = -np.ones((n, width), dtype=np.int8)
     encoded[np.arange(n), table[index, items]] = 1
     flip_probability = 1.0 / (1.0 + math.exp(epsilon / 2.0)) if epsilon < 1400 else 0.0
-    flips = generator.random((n, width)) < flip_probability
+    flips = _flip_bits(generator, n, width, flip_probability)
     return np.where(flips, -encoded, encoded).astype(np.int8), index.astype(np.int64)
 
 

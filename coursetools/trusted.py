@@ -87,7 +87,13 @@ def read_frame(stream) -> dict:
 
 
 class StudentText(str):
-    """A string from the student's kernel: compares and hashes as itself, prints as a placeholder."""
+    """A string from the student's kernel: compares and hashes as itself, prints as a placeholder.
+
+    ``str(x)``, ``repr(x)``, ``f"{x}"``, ``"%s" % x`` and the repr of a container holding it give
+    ``<a str of n characters>``. What the test derives from it stays a :class:`StudentText`
+    (``x.upper()``, ``x[:5]``, ``x.split()``, ``"got " + x``), so that a failure message built
+    from it is recognised (:func:`run_test` then shows the line-based message instead).
+    """
 
     __slots__ = ()
 
@@ -98,6 +104,38 @@ class StudentText(str):
 
     def __format__(self, spec: str) -> str:
         return self._placeholder()
+
+    def __radd__(self, other):
+        if isinstance(other, str):
+            return StudentText(str.__add__(other, self))
+        return NotImplemented
+
+
+def _still_student(value):
+    """``value`` with every plain string in it (a result, a list, a tuple) made a StudentText."""
+    if type(value) is str:
+        return StudentText(value)
+    if type(value) in (list, tuple):
+        return type(value)(_still_student(item) for item in value)
+    return value
+
+
+def _derived(method):
+    def wrapper(self, *args, **kwargs):
+        return _still_student(method(self, *args, **kwargs))
+
+    wrapper.__name__ = method.__name__
+    return wrapper
+
+
+for _name in (
+    "__add__", "__getitem__", "__mod__", "__mul__", "__rmul__", "capitalize", "casefold",
+    "center", "expandtabs", "format", "format_map", "join", "ljust", "lower", "lstrip",
+    "partition", "removeprefix", "removesuffix", "replace", "rjust", "rpartition", "rsplit",
+    "rstrip", "split", "splitlines", "strip", "swapcase", "title", "translate", "upper", "zfill",
+):  # fmt: skip
+    setattr(StudentText, _name, _derived(getattr(str, _name)))
+del _name
 
 
 class StudentBytes(bytes):
@@ -481,6 +519,11 @@ def _mentions(message: str, seen: set) -> bool:
     return any(text in message or str.__repr__(text)[1:-1] in message for text in seen)
 
 
+def _student_message(exc: BaseException) -> bool:
+    """Whether an assertion's message is, or holds, text derived from the student's strings."""
+    return any(isinstance(arg, (StudentText, StudentBytes)) for arg in exc.args)
+
+
 def _partial(value: Any, points: float) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
@@ -514,7 +557,7 @@ def run_test(test: dict, prelude: dict, answers: set[str], link: KernelLink) -> 
             # numpy.testing & co. put the values they compared in their message: on a hidden
             # line those are the hidden test's inputs and expected answers.
             message = ""
-        if message and _mentions(message, link.seen):
+        if message and (_student_message(exc) or _mentions(message, link.seen)):
             # the instructor's message carries the student's text (derived, so not a placeholder)
             message = ""
         if not message:

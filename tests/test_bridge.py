@@ -163,3 +163,48 @@ def test_the_kernel_side_server_reports_exception_classes_never_messages():
     assert reply["ok"] is False and reply["error"]["boundary"] is False
     assert reply["error"]["classes"][:4] == ["KeyError", "LookupError", "Exception", "BaseException"]
     assert "secrets" not in server.last
+
+
+# ------------------------------------------------ issue 26: what a message can expand into
+
+def test_a_flood_of_containers_is_refused_before_it_is_parsed():
+    import tracemalloc
+
+    flood = "[" + "{}," * 10_000_000 + "{}]"  # 30 MB that json.loads would make ~700 MiB of
+    tracemalloc.start()
+    try:
+        with pytest.raises(bridge.BoundaryError, match="parts"):
+            bridge.loads(flood)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1024**2  # nothing was built: refused on a count of its bytes
+
+
+def test_text_outside_arrays_and_non_ascii_messages_are_capped():
+    with pytest.raises(bridge.BoundaryError, match="outside numpy arrays"):
+        bridge.loads('"' + "a" * (bridge.MAX_TEXT_BYTES + 1) + '"')  # one part, 16 MiB of text
+    with pytest.raises(bridge.BoundaryError, match="ASCII"):
+        bridge.loads('"\U0001f600"')  # dumps() never writes this: 4 bytes a character once read
+    assert bridge.count_parts(bridge.dumps([1, [2, 3], {"$": "dict", "v": []}])) >= 8
+
+
+def test_the_largest_array_still_crosses_within_the_caps():
+    array = np.arange(bridge.MAX_BYTES // 8, dtype=np.float64)  # 64 MiB, 8 million values
+    text = bridge.dumps({"ok": True, "value": bridge.encode([array])})
+    assert len(text) > bridge.MAX_TEXT_BYTES and bridge.count_parts(text) < 20
+    back = bridge.decode(bridge.loads(text)["value"])
+    assert np.array_equal(back[0], array)
+
+
+def test_a_handle_carries_no_name_the_student_chose():
+    smuggler = type("Smuggler", (), {})
+    smuggler.__name__ = smuggler.__qualname__ = "HIDDEN:g0.1,2000"
+    server = bridge.Server({"f": lambda: smuggler()})
+    server.serve(base64.b64encode(bridge.dumps({"op": "lookup", "name": "f"}).encode()).decode())
+    handle = bridge.loads(server.last)["value"]
+    request = {"op": "call", "id": handle["id"], "calls": bridge.encode([[[], {}]])}
+    server.serve(base64.b64encode(bridge.dumps(request).encode()).decode())
+    assert "HIDDEN" not in server.last and "g0.1" not in server.last
+    made = bridge.decode(bridge.loads(server.last)["value"], make_handle=lambda *a: a)
+    assert made == [(2, "object")]

@@ -490,3 +490,57 @@ def test_exchange_files_of_the_wrong_kind_or_shape_are_ignored_not_followed(
     (job,) = collect(tmp_path)[0]
     assert job.submission is not None and job.problems == []  # graded as usual
     assert job.exchange == {}  # but nothing is taken from those files
+
+
+# ------------------------------------------------------ issue 26: a notebook's shape is capped too
+
+from coursetools import collect as collect_module  # noqa: E402
+
+
+def _markdown_notebook(cells: int, text: str = "x") -> bytes:
+    """A valid nbformat 4 notebook of ``cells`` markdown cells, compact (about 50 bytes a cell)."""
+    import json
+
+    cell = {"cell_type": "markdown", "metadata": {}, "source": text}
+    nb = {"cells": [cell] * cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 4}
+    return json.dumps(nb, separators=(",", ":")).encode()
+
+
+def test_every_course_notebook_is_far_inside_the_shape_caps():
+    notebooks = sorted((ROOT / "solutions").glob("*/*.ipynb")) + [PILOT]
+    assert len(notebooks) >= 2
+    for path in notebooks:
+        data = path.read_bytes()
+        assert collect_module.check_shape(data) is None, path
+        cells = nbformat.reads(data.decode(), as_version=4).cells
+        assert len(cells) * 10 < collect_module.MAX_CELLS, path  # the caps are 30x and more
+
+
+def test_200000_markdown_cells_are_refused_at_collection_with_the_reason(tmp_path):
+    ada = _honest(tmp_path, "ada")
+    path = tmp_path / "mallory" / "pilot" / "pilot.ipynb"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(_markdown_notebook(200_000))
+    assert path.stat().st_size < MAX_NOTEBOOK_BYTES  # under the size cap: the shape catches it
+    jobs, _ = collect(tmp_path)
+    jobs = _by_student(jobs)
+    _refused(jobs["mallory"], "more than 2,000 cells", "not graded")
+    assert jobs["ada"].submission == ada
+
+
+def test_shape_caps_cannot_be_dodged_by_escaping_the_cell_type_key():
+    # "cell\u005ftype" is the same key to a JSON parser but not to a byte count
+    data = _markdown_notebook(collect_module.MAX_CELLS + 1).replace(b'"cell_type"', b'"cell\\u005ftype"')
+    assert b'"cell_type"' not in data
+    assert collect_module.check_shape(data) == "notebook has more than 2,000 cells"
+    assert collect_module.check_shape(_markdown_notebook(collect_module.MAX_CELLS)) is None
+
+
+def test_source_size_and_json_parts_are_capped():
+    long = _markdown_notebook(2, "y" * (collect_module.MAX_SOURCE_CHARS // 2 + 1))
+    assert "MiB of cell source" in collect_module.check_shape(long)
+    parts = b'{"cells": [], "metadata": {"x": [' + b"{}," * collect_module.MAX_NOTEBOOK_PARTS + b"{}]}}"
+    assert "JSON parts" in collect_module.check_shape(parts)
+    assert collect_module.check_shape(b"not json") is None  # the grader says why, later
+    with pytest.raises(TypeError, match="data must be bytes"):
+        collect_module.check_shape("{}")

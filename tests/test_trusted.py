@@ -225,3 +225,104 @@ def test_handles_of_instances_and_methods_are_named_like_the_code_that_made_them
     result, _ = run("b = Budget()\nb.spend(1)", {"Budget": Budget})
     assert result["status"] == "failed"
     assert "Budget(...).spend raised KeyError" in result["message"], result
+
+
+# ------------------------------------------- issue 26: no text the kernel chose reaches feedback
+
+CANARY = "HIDDEN:g0.1,2000,1;x" + "Q7"  # what a student would smuggle out of a hidden test
+
+
+def _class_named(name: str, *bases):
+    cls = type("Smuggler", bases or (object,), {})
+    cls.__name__ = cls.__qualname__ = name
+    return cls
+
+
+def test_an_object_of_any_class_is_named_by_the_grader_never_by_its_class():
+    smuggler = _class_named(CANARY)
+    source = "got = f(3)\nassert got == 6, f'f(3) must be 6, got {got!r} ({got})'\n"
+    result, _ = run(source, {"f": lambda x: smuggler()})
+    assert result["status"] == "failed"
+    assert CANARY not in str(result) and "g0.1" not in str(result)
+    assert result["message"] == "f(3) must be 6, got <student's f(...)> (<student's f(...)>)"
+
+
+def test_a_students_exception_class_is_reported_as_its_builtin_ancestor_only():
+    as_value_error = _class_named(CANARY, ValueError)
+    as_exception = _class_named(CANARY, Exception)
+    outside = _class_named(CANARY, BaseException)
+
+    def raises(cls):
+        def f(x):
+            raise cls("message " + CANARY)
+
+        return f
+
+    expects = (
+        "try:\n    f(1)\nexcept ValueError:\n    pass\nelse:\n"
+        "    raise AssertionError('f must raise ValueError')\nf(2)\n"
+    )
+    result, _ = run(expects, {"f": raises(as_value_error)})
+    assert result["message"] == "f raised ValueError"  # caught as one, then named as one
+    result, _ = run("f(1)", {"f": raises(as_exception)})
+    assert result["message"] == "f raised Exception"
+    result, _ = run("f(1)", {"f": raises(outside)})  # no exception class of the table above it
+    assert result["message"] == "f raised an exception"
+    assert CANARY not in str(result)
+
+
+def test_exception_names_from_the_kernel_are_looked_up_never_imported(tmp_path, monkeypatch):
+    # A module that would announce its import, reachable under dplib's name (the old runner
+    # imported "dplib.<anything>.X" to find X).
+    import sys
+
+    import dplib
+
+    flag = tmp_path / "imported"
+    (tmp_path / "zz_canary_26.py").write_text(f"open({str(flag)!r}, 'w').close()\nclass X(Exception): pass\n")
+    monkeypatch.setattr(dplib, "__path__", [*dplib.__path__, str(tmp_path)])
+    attempts = []
+
+    class Spy:
+        @staticmethod
+        def find_spec(name, path=None, target=None):
+            attempts.append(name)
+            return None
+
+    monkeypatch.setattr(sys, "meta_path", [Spy(), *sys.meta_path])
+    before = set(sys.modules)
+    for forged in (["dplib.zz_canary_26.X"], ["dplib.__main__.X"], ["os.system"], [CANARY]):
+        error = trusted._failure("f", {"classes": forged})
+        assert error.feedback == "f raised an exception", forged
+    assert not flag.exists()
+    assert attempts == [] and set(sys.modules) == before
+    # the table is found by identity, so the real classes still work
+    assert trusted._failure("f", {"classes": ["KeyError"]}).feedback == "f raised KeyError"
+
+
+def test_the_students_strings_are_placeholders_in_messages_but_compare_as_themselves():
+    word = "secret-" + "word"
+    names = {"h": lambda: word, "d": lambda: {word: 1}}
+    result, _ = run("assert h() == 'secret-word'\nassert d()['secret-word'] == 1\n", names)
+    assert result["status"] == "passed", result
+    result, _ = run("got = h()\nassert got == 'x', f'expected x, got {got!r}'\n", names)
+    assert result["message"] == "expected x, got <a str of 11 characters>"
+    # derived text (upper, slice, concatenation, join) never comes out either
+    fallback = "a hidden test failed (line 3)"
+    for expression, expected in (
+        ("got.upper()", fallback),
+        ("'got ' + got[2:]", fallback),
+        ("', '.join([got, 'y'])", fallback),  # a plain str, but it quotes the student's text
+        ("'%s!' % got.title()", "<a str of 11 characters>!"),
+    ):
+        source = f"got = h()\n### BEGIN HIDDEN\nassert got == 'x', {expression}\n"
+        result, _ = run(source, names, hidden=[3])
+        assert result["message"] == expected, (expression, result)
+
+
+def test_the_kernels_error_flags_choose_among_the_graders_sentences():
+    forged = trusted._failure("f", {"timeout": True, "seconds": CANARY})
+    assert forged.feedback == "f did not finish within the time limit (its time limit)"
+    assert trusted._failure("f", {"timeout": True, "seconds": 60}).feedback.endswith("(60 s)")
+    budget = trusted._failure("f", {"budget": True}).feedback
+    assert budget.startswith("f was not called") and "256 MiB" in budget

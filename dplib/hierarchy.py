@@ -74,6 +74,11 @@ __all__ = [
 
 #: Largest number of leaves of a regular tree (memory guard).
 _MAX_LEAVES = 2**24
+#: range_decomposition: at most 2**62 leaves per axis (indices stay int64), 2**16 children per
+#: node, and 2**22 nodes examined per level (the work of one level, about a second at most).
+_MAX_SIDE_BITS = 62
+_MAX_CHILD_BITS = 16
+_MAX_FRONTIER = 2**22
 
 
 # --------------------------------------------------------------------------- general trees
@@ -310,10 +315,13 @@ def topdown_consistent(
     root = max(float(levels[0][0]), 0.0) if root_total is None else check_real(root_total, "root_total", minimum=0.0)
     out = [np.array([root])]
     for level, par in enumerate(pars):
+        # the children of each node, grouped once (a scan per node would cost nodes x children)
+        order = np.argsort(par, kind="stable")
+        bounds = np.concatenate([[0], np.cumsum(np.bincount(par, minlength=out[level].size))])
         children = np.empty(par.size)
-        for node, total in enumerate(out[level]):
-            idx = np.nonzero(par == node)[0]
-            children[idx] = project_to_total(levels[level + 1][idx], float(total))
+        for node, total in enumerate(out[level].tolist()):
+            idx = order[bounds[node] : bounds[node + 1]]
+            children[idx] = project_to_total(levels[level + 1][idx], total)
         out.append(children)
     return out
 
@@ -413,10 +421,16 @@ def range_decomposition(
     ndim : int, default 1
         Number of axes ``d``.
 
+    Raises
+    ------
+    ValueError, TypeError
+        For bounds outside the tree, ``branching**height > 2**62``, ``branching**ndim > 2**16``,
+        or a box whose cover would examine more than ``2**22`` nodes at one level.
+
     Returns
     -------
     list of (level, index) pairs
-        ``index`` is a tuple of ``d`` ints. Greedy from the root: a node inside the box is taken
+        ``index`` is a tuple of ``d`` ints, in depth-first order. Greedy from the root: a node inside the box is taken
         whole, a node meeting it partly is replaced by its children. In 1-d this uses at most
         ``2 (branching - 1)`` nodes per level ([HRMS10], Section 3): O(log n) in all.
 
@@ -435,27 +449,56 @@ def range_decomposition(
     h = check_integer(height, "height", minimum=0)
     b = check_integer(branching, "branching", minimum=2)
     d = check_integer(ndim, "ndim", minimum=1)
+    if h * math.log2(b) > _MAX_SIDE_BITS:
+        raise ValueError(
+            f"height and branching must give at most 2**{_MAX_SIDE_BITS} leaves per axis "
+            f"(branching**height), got height={height!r}, branching={branching!r}"
+        )
+    if d * math.log2(b) > _MAX_CHILD_BITS:
+        raise ValueError(
+            f"ndim and branching must give at most 2**{_MAX_CHILD_BITS} children per node "
+            f"(branching**ndim), got ndim={ndim!r}, branching={branching!r}"
+        )
     side = b**h
     lo, hi = _check_box(lows, highs, d, side)
-    out: list[tuple[int, tuple[int, ...]]] = []
     if any(a == c for a, c in zip(lo, hi, strict=True)):
-        return out
-
-    children = list(itertools.product(range(b), repeat=d))
-
-    def visit(level: int, index: tuple[int, ...]) -> None:
+        return []
+    low, high = np.array(lo, dtype=np.int64), np.array(hi, dtype=np.int64)
+    offsets = np.array(list(itertools.product(range(b), repeat=d)), dtype=np.int64)
+    frontier = np.zeros((1, d), dtype=np.int64)
+    found: list[tuple[int, np.ndarray]] = []
+    # Breadth first, all the nodes of a level at once: a node inside the box is taken whole, a
+    # node meeting it partly is replaced by its children (the greedy cover of the docstring).
+    for level in range(h + 1):
         width = b ** (h - level)
-        start = [i * width for i in index]
-        if any(s >= c or s + width <= a for s, a, c in zip(start, lo, hi, strict=True)):
-            return
-        if all(a <= s and s + width <= c for s, a, c in zip(start, lo, hi, strict=True)):
-            out.append((level, index))
-            return
-        for child in children:
-            visit(level + 1, tuple(b * i + j for i, j in zip(index, child, strict=True)))
-
-    visit(0, (0,) * d)
-    return out
+        start = frontier * width
+        stop = start + width
+        meets = np.all((start < high) & (stop > low), axis=1)
+        inside = meets & np.all((low <= start) & (stop <= high), axis=1)
+        if inside.any():
+            found.append((level, frontier[inside]))
+        partial = frontier[meets & ~inside]
+        if not partial.shape[0]:
+            break
+        if partial.shape[0] * offsets.shape[0] > _MAX_FRONTIER:
+            raise ValueError(
+                f"the box [lows, highs) = [{lo}, {hi}) needs more than {_MAX_FRONTIER} tree nodes "
+                f"at one level (ndim={d}, branching={b}): use fewer axes or a coarser tree"
+            )
+        frontier = (b * partial[:, None, :] + offsets[None, :, :]).reshape(-1, d)
+    if not found:
+        return []
+    # Depth-first order (as a recursive greedy would list them): by the leaf cell at each node's
+    # corner, read as base-b digits from the root down, the axes' digits interleaved per level.
+    levels = np.concatenate([np.full(idx.shape[0], lv, dtype=np.int64) for lv, idx in found])
+    nodes = np.concatenate([idx for _, idx in found])
+    corners = nodes * (b ** (h - levels))[:, None]
+    keys = []
+    for depth in range(h, 0, -1):  # np.lexsort: the last key is the primary one
+        digits = (corners // b ** (h - depth)) % b
+        keys.append(digits @ (b ** np.arange(d - 1, -1, -1, dtype=np.int64)))
+    order = np.lexsort(keys) if keys else np.arange(nodes.shape[0])
+    return [(int(levels[i]), tuple(int(v) for v in nodes[i])) for i in order]
 
 
 def constrained_inference(levels: Sequence[Any], branching: int = 2) -> list[np.ndarray]:
@@ -487,18 +530,26 @@ def constrained_inference(levels: Sequence[Any], branching: int = 2) -> list[np.
     for i, lv in enumerate(arrs):
         if lv.shape != (b**i,) * d:
             raise ValueError(f"levels[{i}] must have shape {(b**i,) * d}, got {lv.shape}")
-    k = b**d
-    height = len(arrs) - 1
-    z = [None] * len(arrs)
-    z[height] = arrs[height].copy()
-    for level in range(height - 1, -1, -1):
-        ell = height - level + 1  # height of the node above the leaves (leaves: 1)
-        child_sum = _parent_level(z[level + 1], b)
-        z[level] = ((k**ell - k ** (ell - 1)) * arrs[level] + (k ** (ell - 1) - 1) * child_sum) / (k**ell - 1)
-    out = [z[0].copy()]
-    for level in range(1, len(arrs)):
-        sibling_sum = _spread(_parent_level(z[level], b), b)
-        out.append(z[level] + (_spread(out[level - 1], b) - sibling_sum) / k)
+    for i, lv in enumerate(arrs):
+        with np.errstate(over="ignore"):
+            overflows = not np.isfinite(np.abs(lv).sum())
+        if overflows:
+            raise ValueError(f"levels[{i}] is too large: the sum of its counts overflows a float")
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is refused below
+        k = b**d
+        height = len(arrs) - 1
+        z = [None] * len(arrs)
+        z[height] = arrs[height].copy()
+        for level in range(height - 1, -1, -1):
+            ell = height - level + 1  # height of the node above the leaves (leaves: 1)
+            child_sum = _parent_level(z[level + 1], b)
+            z[level] = ((k**ell - k ** (ell - 1)) * arrs[level] + (k ** (ell - 1) - 1) * child_sum) / (k**ell - 1)
+        out = [z[0].copy()]
+        for level in range(1, len(arrs)):
+            sibling_sum = _spread(_parent_level(z[level], b), b)
+            out.append(z[level] + (_spread(out[level - 1], b) - sibling_sum) / k)
+    if not all(np.all(np.isfinite(lv)) for lv in out):
+        raise ValueError("levels are too large: the weighted sums of counts overflow a float")
     return out
 
 

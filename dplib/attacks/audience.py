@@ -19,9 +19,12 @@ and thresholded, and padding an audience to a rounding boundary recovers exact c
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from dplib._validation import check_integer
+
+#: Largest max_padding of padded_estimates (a list of that many reports; the attack needs step + 1).
+_MAX_PADDING = 10**6
 
 __all__ = ["exact_size_from_rounded", "padded_estimates", "rounded_estimate"]
 
@@ -78,6 +81,13 @@ def padded_estimates(count: int, max_padding: int, *, step: int, threshold: int)
     """
     count = check_integer(count, "count", minimum=0)
     max_padding = check_integer(max_padding, "max_padding", minimum=0)
+    if max_padding > _MAX_PADDING:
+        raise ValueError(
+            f"max_padding must be an integer in [0, 10**6] (the attack needs step + 1 reports), "
+            f"got {max_padding!r}"
+        )
+    step = check_integer(step, "step", minimum=1)
+    threshold = check_integer(threshold, "threshold", minimum=0)
     return [rounded_estimate(count + j, step=step, threshold=threshold) for j in range(max_padding + 1)]
 
 
@@ -102,15 +112,27 @@ def exact_size_from_rounded(estimates: Sequence[int | None], *, step: int) -> in
 
     Raises
     ------
+    TypeError
+        If ``estimates`` is not a sequence or a shown report is not an int (``20.0`` included).
     ValueError
-        If ``estimates`` is empty, shows no jump between two consecutive shown reports (not enough
+        If a shown report is negative or not a multiple of ``step``, ``estimates`` is empty, shows no jump between two consecutive shown reports (not enough
         padding: at least ``step + 1`` consecutive shown reports are needed), or is inconsistent
         with the rule (a report going down, or a jump other than ``step``); or ``step < 1``.
     """
     step = check_integer(step, "step", minimum=1)
+    if isinstance(estimates, str | bytes) or not isinstance(estimates, Iterable):
+        raise TypeError(f"estimates must be a sequence of ints or None, got {type(estimates).__name__}")
     reports = list(estimates)
     if not reports:
         raise ValueError("estimates must not be empty")
+    for j, report in enumerate(reports):
+        if report is None:
+            continue
+        value = check_integer(report, f"estimates[{j}]", minimum=0)
+        if value % step:
+            raise ValueError(
+                f"estimates[{j}] must be a report rounded down to a multiple of step = {step}, got {report!r}"
+            )
     for j in range(1, len(reports)):
         before, after = reports[j - 1], reports[j]
         if before is None or after is None:

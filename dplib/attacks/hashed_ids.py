@@ -66,8 +66,16 @@ def reverse_hashes(
     ValueError
         If ``digests`` is empty or ``algorithm`` is not a hash function hashlib knows.
     TypeError
-        If a digest is not a string.
+        If a digest is not a string, ``candidates`` is a single string (whose letters would be
+        taken as the candidates) or not iterable, or a candidate is not a string.
     """
+    if isinstance(candidates, str | bytes):
+        raise TypeError(
+            "candidates must be an iterable of strings (a list of identifiers), got a single "
+            f"{type(candidates).__name__}: wrap one identifier in a list"
+        )
+    if not isinstance(candidates, Iterable):
+        raise TypeError(f"candidates must be an iterable of strings, got {type(candidates).__name__}")
     digests = list(np.asarray(digests, dtype=object).ravel()) if len(digests) else []
     if not digests:
         raise ValueError("digests must not be empty")
@@ -78,6 +86,8 @@ def reverse_hashes(
     wanted = {x.lower() for x in digests}
     table = {}
     for c in candidates:
+        if not isinstance(c, str):
+            raise TypeError(f"candidates must be strings (identifiers), got {type(c).__name__} {c!r}")
         h = hashlib.new(algorithm, c.encode()).hexdigest()
         if h in wanted:
             table[h] = c

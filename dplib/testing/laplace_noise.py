@@ -61,7 +61,13 @@ def laplace_scale_tolerance(n: int, failure_prob: float = DEFAULT_FAILURE_PROB) 
     n = check_integer(n, "n", minimum=1)
     p = _check_failure_prob(failure_prob)
     dist = stats.gamma(n)
-    return float(dist.ppf(p / 2) / n), float(dist.isf(p / 2) / n)
+    lo, hi = float(dist.ppf(p / 2) / n), float(dist.isf(p / 2) / n)
+    if not (math.isfinite(lo) and math.isfinite(hi)):  # p / 2 underflows (p = 5e-324)
+        raise ValueError(
+            f"failure_prob is too small: the quantiles at failure_prob / 2 must be finite, got "
+            f"failure_prob={failure_prob!r}"
+        )
+    return lo, hi
 
 
 def assert_laplace_scale(
@@ -133,17 +139,34 @@ def laplace_difference_cdf(x: Any, scale: float) -> Any:
     Raises
     ------
     ValueError
-        If ``scale`` is not finite and > 0.
+        If ``scale`` is not finite and > 0, or ``x`` contains NaN.
+    TypeError
+        If ``x`` is not real numbers (strings such as ``"1"`` are not parsed).
+
+    Notes
+    -----
+    ``x = ±inf``, or ``|x| / b`` beyond the float range, gives exactly 1 or 0 (the limit).
 
     References
     ----------
     Kotz, Kozubowski and Podgorski, *The Laplace Distribution and Generalizations*, 2001,
     Section 2.3 (sums and differences of Laplace variables).
     """
+    try:
+        raw = np.asarray(x)
+    except (TypeError, ValueError) as exc:  # ragged nesting
+        raise TypeError(f"x must be a real number or an array of them, got {type(x).__name__}") from exc
+    if raw.dtype.kind not in "biuf":
+        raise TypeError(f"x must be a real number or an array of them, got {type(x).__name__} of dtype {raw.dtype}")
+    values = raw.astype(float)
+    if np.any(np.isnan(values)):
+        raise ValueError("x must not contain NaN")
     b = check_positive(scale, "scale")
-    t = np.abs(np.asarray(x, dtype=float)) / b
-    upper = 1.0 - 0.25 * (2.0 + t) * np.exp(-t)
-    out = np.where(np.asarray(x, dtype=float) >= 0, upper, 1.0 - upper)
+    with np.errstate(over="ignore", invalid="ignore"):
+        t = np.abs(values) / b
+        tail = np.where(np.isinf(t), 0.0, 0.25 * (2.0 + t) * np.exp(-t))  # (2 + t) e^-t -> 0
+    upper = 1.0 - tail
+    out = np.where(values >= 0, upper, tail)
     return out if out.ndim else float(out)
 
 

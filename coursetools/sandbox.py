@@ -19,10 +19,10 @@ Modes, strongest first (:func:`detect_mode` picks the first that works here):
     and network namespaces plus private IPC, UTS and PID namespaces (the kernel is pid 1 of its
     own), and a new root file system built by this launcher holding only what bwrap mode shows:
     the system directories, the Python installation, the virtualenv and dplib read-only, a
-    minimal ``/dev`` (null, zero, full, random, urandom, tty), ``/proc`` of the new PID namespace,
-    private tmpfs at ``/tmp``, ``/var/tmp``, ``/run`` (``/run/lock``) and ``/dev/shm``, the run
-    directory and the workspace; then ``pivot_root``, no-new-privileges and a fresh unprivileged
-    uid. :func:`guarantees_off` says what is still weaker than bwrap.
+    minimal read-only ``/dev`` (null, zero, full, random, urandom, tty), ``/proc`` of the new PID
+    namespace, a private size-limited ``/tmp``, private empty read-only tmpfs at ``/var/tmp``,
+    ``/run``, ``/run/lock`` and ``/dev/shm``, the run directory and the workspace; then
+    ``pivot_root``, no-new-privileges and a fresh unprivileged uid. :func:`guarantees_off` says what is still weaker than bwrap.
 ``rlimit``
     Not root (e.g. a Dask worker run by a normal user): resource limits only. Every report says
     which guarantees are off (:func:`guarantees_off`); do not grade a hostile class this way.
@@ -581,13 +581,9 @@ def _connection(args: argparse.Namespace) -> None:
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc")
 DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
-# setuid mode's private writable tmpfs, beside the workspace and the run directory: path, size.
-PRIVATE_TMPFS = (
-    ("/dev/shm", 16 * 1024**2),
-    ("/run", 1024**2),
-    ("/run/lock", 1024**2),
-    ("/var/tmp", 16 * 1024**2),
-)
+# setuid mode's private, empty and read-only tmpfs (as in bwrap mode, where /dev is read-only
+# and /run and /var are absent): nothing of the host's shows there, nothing can be left there.
+PRIVATE_TMPFS = ("/dev/shm", "/run", "/run/lock", "/var/tmp")
 
 
 def _bind_into(root: str, path: str, *, readonly: bool) -> None:
@@ -633,15 +629,9 @@ def _build_root(args: argparse.Namespace, root: str) -> None:
         ("stderr", "/proc/self/fd/2"),
     ):
         os.symlink(target, f"{dev}/{name}")
-    for path, size in PRIVATE_TMPFS:
+    for path in PRIVATE_TMPFS:
         os.makedirs(root + path, exist_ok=True)
-        _mount(
-            "tmpfs",
-            root + path,
-            "tmpfs",
-            MS_NOSUID | MS_NODEV | MS_NOEXEC,
-            f"size={size},mode=1777",
-        )
+        _mount("tmpfs", root + path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k,mode=755")
     for path in SYSTEM_DIRS:
         if os.path.lexists(path):
             _bind_into(root, path, readonly=True)
@@ -669,8 +659,8 @@ def _unescape(field: str) -> str:
 
 
 def _seal(args: argparse.Namespace) -> None:
-    """After pivot_root: every mount read-only but the private tmpfs, run dir, workspace, /proc."""
-    writable = {"/tmp", *(p for p, _ in PRIVATE_TMPFS), args.run_dir, args.workspace, "/proc"}
+    """After pivot_root: every mount read-only but the private /tmp, run dir, workspace, /proc."""
+    writable = {"/tmp", args.run_dir, args.workspace, "/proc"}
     with open("/proc/self/mountinfo", encoding="utf-8") as fh:
         points = [_unescape(line.split()[4]) for line in fh]
     for point in points:

@@ -7,8 +7,8 @@ named, with what it lacks, in every report.
 
 Hostile kernels (root only; each run in both modes, a mode skipped only when it cannot run here):
 
-(a) a kernel leaves files in ``/run/lock``, ``/dev/shm``, ``/tmp``, ``/var/tmp`` and a SysV shared
-    memory segment: none of it exists on the host afterwards, and a neighbour graded next (its
+(a) a kernel tries to leave files in ``/run/lock``, ``/dev/shm``, ``/tmp``, ``/var/tmp`` and
+    leaves a SysV shared memory segment (and a file in its private ``/tmp``): none of it exists on the host afterwards, and a neighbour graded next (its
     graded run and its display run) finds none of it, else it would lose the clamp points;
 (b) a kernel searches the file system for another copy of dplib (a decoy checkout under
     ``/srv``, readable by everyone) to call a banned function from it: it finds none (the
@@ -278,8 +278,8 @@ def test_a_kernels_leftovers_do_not_outlive_it_nor_reach_a_neighbour(pilot, mode
     left = grade_job(_job(pilot, "leaver", hostile, mode, with_outputs=True))
     # The attack ran: the kernel did create a SysV segment and files, inside its sandbox.
     assert "'sysv'" in _outputs(left) and "'/tmp'" in _outputs(left), _outputs(left)
-    if mode == "setuid":  # private tmpfs there (bwrap shows no /run and a read-only /dev)
-        assert "'/run/lock'" in _outputs(left) and "'/dev/shm'" in _outputs(left)
+    # /run/lock and /dev/shm: absent or read-only in both modes, private in both.
+    assert "'/run/lock'" not in _outputs(left) and "'/dev/shm'" not in _outputs(left)
     assert left["score"] == 7
     # Nothing of it on the host...
     shm = Path("/proc/sysvipc/shm").read_text().split("\n")[1:]

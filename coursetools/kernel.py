@@ -27,6 +27,7 @@ to the collector, which keeps a bounded, inert copy.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import tempfile
 import time
@@ -59,18 +60,29 @@ class Outcome:
     expressions: dict = field(default_factory=dict)
 
 
-def _too_many_parts(frames: list) -> bool:
-    """Whether a message's frames could hold more JSON values than the bridge accepts.
+WIDE_ESCAPE = re.compile(rb"(?<!\\)(?:\\\\)*\\u(?!00[0-9a-fA-F]{2})")  # a real \\uXXXX above U+00FF
 
-    The same conservative count as :func:`coursetools.bridge.count_parts`, on the raw bytes,
-    before jupyter_client's ``Session`` parses anything (a forged reply may put its bulk anywhere
-    in the message, not only in the bridge's reply text).
+
+def _unreadable(frames: list) -> bool:
+    """Whether parsing a message's frames could cost far more memory than their size.
+
+    Two bounds, on the raw bytes, before jupyter_client's ``Session`` parses anything (a forged
+    reply may put its bulk anywhere in the message, not only in the bridge's reply text):
+
+    - more JSON values than the bridge accepts (the count of
+      :func:`coursetools.bridge.count_parts`): ``[{},{},...]`` is 24 times its size as objects;
+    - a frame over :data:`coursetools.bridge.MAX_TEXT_BYTES` with a byte outside ASCII or a
+      ``\\u`` escape above U+00FF: one character beyond Latin-1 makes its whole string 2 or 4
+      bytes a character. An honest large reply is the bridge's ASCII text of an array.
     """
     total = 0
     for frame in frames:
         total += sum(frame.count(c) for c in (b"[", b"{", b",", b":"))
         if total > bridge.MAX_PARTS:
             return True
+        if len(frame) > bridge.MAX_TEXT_BYTES:
+            if not frame.isascii() or (b"\\u" in frame and WIDE_ESCAPE.search(frame)):
+                return True
     return False
 
 
@@ -272,7 +284,7 @@ class KernelSession:
                 return Outcome("died")
             if large:
                 self.reply_bytes += sum(len(frame) for frame in frames)
-            if _too_many_parts(frames):  # parsing it could take gigabytes: never parsed
+            if _unreadable(frames):  # parsing it could take gigabytes: never parsed
                 return Outcome("refused" if large else "error")
             try:
                 _idents, parts = session.feed_identities(frames, copy=True)

@@ -337,3 +337,38 @@ def test_every_canary_test_scores_zero_with_the_graders_words(canary_class):
         "k_tests": "k raised Exception",
     }
 
+
+
+# ------------------------------------------------- the grader's reader, on forged raw messages
+
+
+def _frames(content: dict) -> list[bytes]:
+    from jupyter_client.session import Session
+
+    session = Session(key=b"k")
+    return session.serialize(session.msg("execute_reply", content))
+
+
+def test_the_graders_reader_refuses_messages_that_parse_into_far_more_than_their_size():
+    from coursetools import bridge
+    from coursetools.kernel import _unreadable
+
+    array = bridge.encode([__import__("numpy").arange(bridge.MAX_TEXT_BYTES // 6, dtype=float)])
+    honest = {"status": "ok", "user_expressions": {"r": {"data": {bridge.MIME: bridge.dumps(
+        {"ok": True, "value": array, "note": "caf\u00e9 \u03c0"}  # escaped by dumps: ASCII
+    )}}}}
+    assert len(_frames(honest)[-1]) > bridge.MAX_TEXT_BYTES
+    assert not _unreadable(_frames(honest))  # a large array, with a student's non-ASCII text
+    flood = {"status": "ok", "metadata_bulk": [{}] * (bridge.MAX_PARTS // 2 + 1)}
+    assert _unreadable(_frames(flood))  # the flood, anywhere in the message
+    wide = "a" * (bridge.MAX_TEXT_BYTES + 1)
+    assert not _unreadable(_frames({"status": "ok", "x": wide}))
+    for other in ("\U0001f600", "\u03c0", "\u00e9"):  # raw UTF-8: never in an honest large reply
+        assert _unreadable(_frames({"status": "ok", "x": wide + other}))
+    latin = [f.replace(b'"aaaa', b'"\\u00e9aaaa', 1) for f in _frames({"status": "ok", "x": wide})]
+    assert not _unreadable(latin)  # an escape within Latin-1 keeps 1 byte a character
+    escaped = _frames({"status": "ok", "x": wide})
+    escaped = [f.replace(b'"aaaa', b'"\\ud83d\\ude00aaaa', 1) for f in escaped]  # a real \u escape
+    assert _unreadable(escaped)
+    literal = [f.replace(b'"aaaa', b'"\\\\ud83daaaa', 1) for f in _frames({"status": "ok", "x": wide})]
+    assert not _unreadable(literal)  # the six characters \ud83d, escaped: no widening

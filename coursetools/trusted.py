@@ -57,7 +57,8 @@ __all__ = ["Remote", "StudentError", "run_test", "main"]
 MAX_MESSAGE = 300
 MAX_FRAME = bridge.MAX_BYTES * 2  # a frame from the grader: a relayed reply is at most this
 MIN_SCRUBBED = 4  # kernel strings this long are looked for in a failure message
-MAX_REMEMBERED = 100_000  # kernel strings remembered per test for that check
+MAX_REMEMBERED = 10_000  # kernel strings remembered per test for that check (more: no message)
+MAX_CHECKED = 4096  # a failure message longer than this is not shown (the line-based one is)
 RUNNER_MEMORY_BYTES = 1024**3  # the runner's own memory (cgroup, or RLIMIT_AS above its start)
 
 
@@ -268,6 +269,7 @@ class KernelLink:
         self.rx, self.tx = rx, tx
         self.calls = 0
         self.seen: set = set()  # strings the kernel sent during the current test
+        self.seen_overflow = False
 
     def text(self, value):
         """The hook :func:`bridge.decode` applies to the kernel's strings, bytes and string arrays."""
@@ -275,6 +277,8 @@ class KernelLink:
         if seen is None:  # a subclass that skipped __init__
             seen = self.seen = set()
         if isinstance(value, np.ndarray):
+            if value.size > MAX_REMEMBERED:
+                self.seen_overflow = True
             for item in value.ravel()[:MAX_REMEMBERED].tolist():
                 self.text(item)
             return value
@@ -282,12 +286,18 @@ class KernelLink:
             self.text(value.item())
             return value
         if isinstance(value, (bytes, bytearray)):
-            if len(value) >= MIN_SCRUBBED and len(seen) < MAX_REMEMBERED:
-                seen.add(bytes(value).decode("latin-1"))
+            self._remember(bytes(value).decode("latin-1"))
             return StudentBytes(value)
-        if len(value) >= MIN_SCRUBBED and len(seen) < MAX_REMEMBERED:
-            seen.add(str(value))
+        self._remember(str.__str__(value))
         return StudentText(value)
+
+    def _remember(self, text: str) -> None:
+        if len(text) < MIN_SCRUBBED:
+            return
+        if len(self.seen) < MAX_REMEMBERED:
+            self.seen.add(text)
+        else:  # too many to check a message against: no instructor message for this test
+            self.seen_overflow = True
 
     def request(self, request: dict) -> dict:
         self.calls += 1
@@ -539,7 +549,7 @@ def run_test(test: dict, prelude: dict, answers: set[str], link: KernelLink) -> 
     hidden = set(test.get("hidden_lines", []))
     filename = f"<test {test['grade_id']}>"
     lines = source.splitlines()
-    link.seen = set()  # the kernel's strings, remembered for this test only
+    link.seen, link.seen_overflow = set(), False  # the kernel's strings, for this test only
     namespace = TestNamespace(prelude, answers, link)
     try:
         tree = ast.parse(source, filename)
@@ -557,7 +567,12 @@ def run_test(test: dict, prelude: dict, answers: set[str], link: KernelLink) -> 
             # numpy.testing & co. put the values they compared in their message: on a hidden
             # line those are the hidden test's inputs and expected answers.
             message = ""
-        if message and (_student_message(exc) or _mentions(message, link.seen)):
+        if message and (
+            _student_message(exc)
+            or len(message) > MAX_CHECKED
+            or getattr(link, "seen_overflow", False)
+            or _mentions(message, link.seen)
+        ):
             # the instructor's message carries the student's text (derived, so not a placeholder)
             message = ""
         if not message:

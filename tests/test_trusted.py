@@ -326,3 +326,18 @@ def test_the_kernels_error_flags_choose_among_the_graders_sentences():
     assert trusted._failure("f", {"timeout": True, "seconds": 60}).feedback.endswith("(60 s)")
     budget = trusted._failure("f", {"budget": True}).feedback
     assert budget.startswith("f was not called") and "256 MiB" in budget
+
+
+def test_strings_inside_string_arrays_and_too_many_strings_silence_the_message():
+    words = np.array(["alpha-secret", "beta"])
+    names = {"a": lambda: words, "many": lambda: [f"w{i:05d}" for i in range(trusted.MAX_REMEMBERED + 1)]}
+    source = "got = a()\n### BEGIN HIDDEN\nassert got.size == 0, f'got {got}'\n"
+    result, _ = run(source, names, hidden=[3])
+    assert result["message"] == "a hidden test failed (line 3)"  # the array's repr quotes them
+    # past the strings it can remember, the runner shows no instructor message at all
+    source = "got = many()\n### BEGIN HIDDEN\nassert len(got) == 0, 'nothing from here: ' + ','.join(['x'])\n"
+    result, _ = run(source, names, hidden=[3])
+    assert result["message"] == "a hidden test failed (line 3)"
+    source = "got = many()[:3]\n### BEGIN HIDDEN\nassert False, 'plain instructor text'\n"
+    result, _ = run(source, {"many": lambda: ["a", "b", "c"]}, hidden=[3])
+    assert result["message"] == "plain instructor text"  # short strings: the message stands

@@ -36,7 +36,13 @@ from typing import Any
 import numpy as np
 
 from dplib._count_noise import add_count_noise, check_count_mechanism, noise_scale
-from dplib._validation import as_generator, check_data, check_epsilon, check_integer, check_representable
+from dplib._validation import (
+    as_generator,
+    check_data,
+    check_epsilon,
+    check_integer,
+    check_representable,
+)
 
 __all__ = ["marginal_table", "measure_marginals", "fit_joint", "sample_records", "synthesize"]
 

@@ -10,7 +10,6 @@ Machanavajjhala 2011, "No free lunch in data privacy").
 from __future__ import annotations
 
 import math
-
 from typing import Any
 
 import numpy as np

@@ -35,11 +35,13 @@ grade: $(STAMP)
 # JupyterLab at the course root (nbgrader's course directory): students open notebooks/, the
 # formgrader finds solutions/ and the gradebook in build/. nbgrader runs `alembic` by name, so
 # the venv's bin/ goes on PATH; as root (a container, a VM) Jupyter needs --allow-root.
+# deploy/jupyter/ on JUPYTER_CONFIG_PATH loads coursetools.formgrader_guard: the formgrader shows
+# student work inert and every page carries a Content-Security-Policy (docs/grading.md).
 VENV_PATH = PATH="$(CURDIR)/$(VENV)/bin:$$PATH"
 ALLOW_ROOT = $(if $(filter 0,$(shell id -u)),--allow-root,)
 lab: $(STAMP)
 	@mkdir -p build/nbgrader/exchange && chmod 1777 build/nbgrader/exchange
-	$(VENV_PATH) $(VENV)/bin/jupyter lab --ServerApp.root_dir="$(CURDIR)" $(ALLOW_ROOT) $(LAB_ARGS)
+	$(VENV_PATH) JUPYTER_CONFIG_PATH="$(CURDIR)/deploy/jupyter$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}" $(VENV)/bin/jupyter lab --ServerApp.root_dir="$(CURDIR)" $(ALLOW_ROOT) $(LAB_ARGS)
 
 # Final grades (autograded + the written answers graded in the formgrader) from the gradebook.
 FINAL_GRADES ?= build/final_grades.csv

@@ -13,7 +13,10 @@ tools look, so the instructor's loop runs in nbgrader's clients:
   there), and the autograded directory (``build/nbgrader/autograded/<student>/<assignment>/<notebook>.ipynb``)
   gets the notebook that was graded (the student's answers in the source's cells, hidden tests
   included), each test cell carrying the grader's verdict as its output: the file the formgrader
-  shows beside its score boxes;
+  shows beside its score boxes. Both are written inert (:func:`coursetools.inert.inert_notebook`:
+  no raw HTML, script link, rich output or forged metadata a renderer could make live), because
+  the formgrader renders them in the instructor's Jupyter origin; a student or assignment name
+  that could carry markup is refused with a problem line instead of entering the gradebook;
 - for a submission collected through nbgrader's exchange (JupyterHub), the feedback page goes to
   the feedback directory with the exchange's timestamp and secret, so ``nbgrader
   release_feedback`` returns it to the student who handed it in;
@@ -37,6 +40,7 @@ import nbformat
 from nbformat.notebooknode import NotebookNode
 
 from coursetools.grade import Job, merge
+from coursetools.inert import inert_notebook
 
 __all__ = ["course_directory", "record_results", "open_gradebook"]
 
@@ -120,9 +124,7 @@ def graded_notebook(job: Job, result: dict) -> NotebookNode:
     if notes:
         lines = "\n".join(f"- {n}" for n in notes)
         nb.cells.insert(0, nbformat.v4.new_markdown_cell(f"**Grader notes**\n\n{lines}"))
-    for index, cell in enumerate(nb.cells):
-        cell.id = f"cell-{index:04d}"
-    return nb
+    return inert_notebook(nb)
 
 
 def _sa_warning() -> type[Warning]:
@@ -174,7 +176,7 @@ def _record_one(gradebook, coursedir, job: Job, result: dict) -> Path:
         coursedir.format_path(coursedir.submitted_directory, job.student, job.assignment)
     )
     handed_in.mkdir(parents=True, exist_ok=True)
-    (handed_in / f"{notebook_id}.ipynb").write_bytes(job.submission)
+    _write_handed_in(handed_in / f"{notebook_id}.ipynb", job.submission)
     folder = Path(coursedir.format_path(coursedir.autograded_directory, job.student, job.assignment))
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / f"{notebook_id}.ipynb"
@@ -182,6 +184,39 @@ def _record_one(gradebook, coursedir, job: Job, result: dict) -> Path:
     if job.exchange.get("timestamp") and job.exchange.get("secret"):
         _feedback_for_exchange(coursedir, job, result, notebook_id)
     return target
+
+
+def _write_handed_in(path: Path, submission: bytes) -> None:
+    """The notebook as handed in, made inert; nbgrader's own collected copy is left as it is.
+
+    When the class was graded from nbgrader's submitted directory (the hub), ``path`` already
+    holds these very bytes, written by ``nbgrader collect``; the formgrader never renders that
+    directory. A file that is not a notebook is kept as bytes (no renderer opens it as HTML).
+    """
+    try:
+        if path.read_bytes() == submission:
+            return
+    except OSError:
+        pass
+    try:
+        nb = nbformat.reads(submission.decode("utf-8"), as_version=4)
+    except Exception:  # noqa: BLE001 - not a notebook: its bytes, for the record
+        path.write_bytes(submission)
+        return
+    nbformat.write(inert_notebook(nb), str(path))
+
+
+def _unsafe_name(name: str) -> str | None:
+    """Why ``name`` cannot be a student or assignment id in the gradebook, or None.
+
+    The formgrader writes ids into its pages and scripts unescaped, so an id may hold no
+    character that can open markup, a quoted attribute or a script string.
+    """
+    if not name or len(name) > 100:
+        return "it must be 1 to 100 characters long"
+    if any(c in name for c in "<>\"'&`\\") or any(ord(c) < 32 or ord(c) == 127 for c in name):
+        return "it may not contain < > \" ' & ` \\ or control characters"
+    return None
 
 
 def _feedback_for_exchange(coursedir, job: Job, result: dict, notebook_id: str) -> None:
@@ -242,6 +277,13 @@ def record_results(
                 (job.student + job.assignment).encode("utf-8")
             except UnicodeEncodeError:
                 problems.append(f"{job.student!a}/{job.assignment!a}: the name is not UTF-8")
+                continue
+            why = _unsafe_name(job.student) or _unsafe_name(job.assignment)
+            if why:
+                problems.append(
+                    f"{job.student!a}/{job.assignment!a}: not recorded in the gradebook ({why});"
+                    " rename the folder and grade again"
+                )
                 continue
             written.append(_record_one(gradebook, coursedir, job, result))
     return written, problems

@@ -89,7 +89,10 @@ def _per_user_settings(spawner):
     role = "instructor" if name in INSTRUCTORS else "student"
     env = {
         # nbgrader and Jupyter read this directory's nbgrader_config.py / jupyter_server_config.json
-        "JUPYTER_CONFIG_PATH": str(HERE / role),
+        # (instructors also load deploy/jupyter/: the formgrader shows student work inert)
+        "JUPYTER_CONFIG_PATH": os.pathsep.join(
+            [str(HERE / role)] + ([str(HERE / "jupyter")] if role == "instructor" else [])
+        ),
         "NBGRADER_EXCHANGE": str(EXCHANGE),
         "COURSE_ID": COURSE_ID,
         "COURSE_ROOT": str(COURSE_ROOT),

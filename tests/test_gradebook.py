@@ -215,6 +215,42 @@ def test_a_name_the_gradebook_cannot_store_is_reported_and_the_others_recorded(t
     assert len(problems) == 1 and "not UTF-8" in problems[0]
 
 
+def test_a_name_that_could_carry_markup_never_reaches_the_formgrader(tmp_path):
+    """The formgrader writes student ids into its pages unescaped: such a name is refused."""
+    coursedir, _ = _course(tmp_path)
+    hostile = '<img src=x onerror="fetch(1)">'
+    written, problems = gradebook.record_results(
+        [_job(hostile, True), _job("ada", True)], [_result(hostile, {}), _result("ada", AUTO)],
+        coursedir,
+    )
+    assert [p.parent.parent.name for p in written] == ["ada"]
+    assert len(problems) == 1 and "not recorded in the gradebook" in problems[0]
+    assert [s.id for s in _api(coursedir).gradebook.students] == ["ada"]
+
+
+def test_the_notebooks_written_for_the_formgrader_are_inert(tmp_path):
+    """Raw HTML, script links, rich outputs and forged grade ids never reach the formgrader's files."""
+    coursedir, _ = _course(tmp_path)
+    job = _job("ada", True)
+    nb = nbformat.reads(job.submission.decode(), as_version=4)
+    for cell in nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == WRITTEN:
+            cell.source = 'My answer <img src=x onerror="fetch(1)"> [x](javascript:fetch(2))'
+    shown = nbformat.v4.new_code_cell("1")
+    shown.outputs = [nbformat.v4.new_output(
+        "display_data", data={"text/html": "<script>fetch(3)</script>", "text/plain": "1"})]
+    nb.cells.append(shown)
+    job.submission = notebook_bytes(nb)
+    (graded,) = gradebook.record_results([job], [_result("ada", AUTO)], coursedir)[0]
+    handed_in = Path(coursedir.format_path(coursedir.submitted_directory, "ada", "pilot"))
+    for path in (graded, handed_in / "pilot.ipynb"):
+        text = path.read_text(encoding="utf-8")
+        assert "<img" not in text and "javascript:" not in text and "<script" not in text, path
+        assert "text/html" not in text, path
+        sources = [c.source for c in nbformat.read(str(path), as_version=4).cells]
+        assert any("My answer <\u2060img" in s for s in sources), path  # words kept, tag broken
+
+
 def test_make_lab_serves_the_course_root_so_the_formgrader_links_resolve():
     """The formgrader refuses a course root outside the server root (its Edit/Preview links 404)."""
     import os

@@ -94,7 +94,11 @@ def lab(course, browser):
     ]
     if os.geteuid() == 0:
         argv.append("--allow-root")
-    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env = {
+        **os.environ,
+        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        "JUPYTER_CONFIG_PATH": str(ROOT / "deploy" / "jupyter"),  # as make lab: the guard
+    }
     log = (course.parent / "lab.log").open("wb")
     server = subprocess.Popen(argv, cwd=course, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"

@@ -28,7 +28,7 @@ No text the kernel chose is ever printed or imported here. The rule, total over 
   printed as a placeholder (``<a str of 23 characters>``), so an instructor's
   ``assert x == y, f"got {x!r}"`` shows numbers, booleans and shapes but never the student's
   text; and a failure message that still contains a string of at least
-  :data:`MIN_SCRUBBED` characters the kernel sent during the test (derived by ``+``, ``join``...)
+  :data:`GRAM` consecutive characters (case aside) of any string the kernel sent during the test
   is replaced by the message the test would have without one (its visible line or
   "a hidden test failed (line n)");
 - flags in a kernel's error report (timeout, died, ...) choose among the grader's sentences; the
@@ -56,8 +56,8 @@ __all__ = ["Remote", "StudentError", "run_test", "main"]
 
 MAX_MESSAGE = 300
 MAX_FRAME = bridge.MAX_BYTES * 2  # a frame from the grader: a relayed reply is at most this
-MIN_SCRUBBED = 4  # kernel strings this long are looked for in a failure message
-MAX_REMEMBERED = 10_000  # kernel strings remembered per test for that check (more: no message)
+GRAM = 4  # a failure message may not hold this many consecutive characters of a kernel string
+MAX_REMEMBERED = 256 * 1024  # characters of kernel strings remembered per test (more: no message)
 MAX_CHECKED = 4096  # a failure message longer than this is not shown (the line-based one is)
 RUNNER_MEMORY_BYTES = 1024**3  # the runner's own memory (cgroup, or RLIMIT_AS above its start)
 
@@ -88,12 +88,16 @@ def read_frame(stream) -> dict:
 
 
 class StudentText(str):
-    """A string from the student's kernel: compares and hashes as itself, prints as a placeholder.
+    """A string from the student's kernel: computes as itself, is displayed as a placeholder.
 
-    ``str(x)``, ``repr(x)``, ``f"{x}"``, ``"%s" % x`` and the repr of a container holding it give
-    ``<a str of n characters>``. What the test derives from it stays a :class:`StudentText`
-    (``x.upper()``, ``x[:5]``, ``x.split()``, ``"got " + x``), so that a failure message built
-    from it is recognised (:func:`run_test` then shows the line-based message instead).
+    It compares, hashes, converts (``str(x)``, ``int(x)``, ``np.asarray(x)``) and is sliced as the
+    plain string, so tests compute with it as before; ``type(x).__name__`` is ``"str"``. Displayed,
+    it is ``<a str of n characters>``: ``repr(x)``, ``f"{x}"``, ``f"{x!r}"``, ``"{}".format(x)``
+    and the repr of a container holding it. What the test derives from it stays a StudentText
+    (``str(x)``, ``x.upper()``, ``x[:5]``, ``x.split()``, ``"got " + x``), so a failure message
+    built from it is recognised, and :func:`run_test` shows the line-based message instead; a
+    message that quotes it otherwise (``"got %s" % x``, ``", ".join(...)``) is caught by
+    :func:`_mentions`.
     """
 
     __slots__ = ()
@@ -101,7 +105,10 @@ class StudentText(str):
     def _placeholder(self) -> str:
         return f"<a str of {len(self)} characters>"
 
-    __repr__ = __str__ = _placeholder
+    __repr__ = _placeholder
+
+    def __str__(self) -> str:
+        return self  # the text itself, still marked as the student's
 
     def __format__(self, spec: str) -> str:
         return self._placeholder()
@@ -140,7 +147,7 @@ del _name
 
 
 class StudentBytes(bytes):
-    """Bytes from the student's kernel: compare as themselves, print as a placeholder."""
+    """Bytes from the student's kernel: compare as themselves, displayed as a placeholder."""
 
     __slots__ = ()
 
@@ -151,6 +158,10 @@ class StudentBytes(bytes):
 
     def __format__(self, spec: str) -> str:
         return self._placeholder()
+
+
+StudentText.__name__ = StudentText.__qualname__ = "str"  # type(x).__name__ in a message
+StudentBytes.__name__ = StudentBytes.__qualname__ = "bytes"
 
 
 class StudentError(AssertionError):
@@ -268,7 +279,8 @@ class KernelLink:
     def __init__(self, rx, tx) -> None:
         self.rx, self.tx = rx, tx
         self.calls = 0
-        self.seen: set = set()  # strings the kernel sent during the current test
+        self.seen: set = set()  # GRAM-character pieces of the kernel's strings in the current test
+        self.seen_chars = 0
         self.seen_overflow = False
 
     def text(self, value):
@@ -277,10 +289,11 @@ class KernelLink:
         if seen is None:  # a subclass that skipped __init__
             seen = self.seen = set()
         if isinstance(value, np.ndarray):
-            if value.size > MAX_REMEMBERED:
+            if value.size * GRAM > MAX_REMEMBERED:
                 self.seen_overflow = True
-            for item in value.ravel()[:MAX_REMEMBERED].tolist():
-                self.text(item)
+            else:
+                for item in value.ravel().tolist():
+                    self.text(item)
             return value
         if isinstance(value, np.generic):
             self.text(value.item())
@@ -292,12 +305,15 @@ class KernelLink:
         return StudentText(value)
 
     def _remember(self, text: str) -> None:
-        if len(text) < MIN_SCRUBBED:
+        """Keep every piece of :data:`GRAM` characters of ``text`` (casefolded, and of its repr)."""
+        if len(text) < GRAM:
             return
-        if len(self.seen) < MAX_REMEMBERED:
-            self.seen.add(text)
-        else:  # too many to check a message against: no instructor message for this test
+        self.seen_chars = getattr(self, "seen_chars", 0) + 2 * len(text)
+        if self.seen_chars > MAX_REMEMBERED:  # too much to check against: no instructor message
             self.seen_overflow = True
+            return
+        for form in {text.casefold(), str.__repr__(text)[1:-1].casefold()}:
+            self.seen.update(form[i : i + GRAM] for i in range(len(form) - GRAM + 1))
 
     def request(self, request: dict) -> dict:
         self.calls += 1
@@ -525,8 +541,13 @@ def _raised_by_test(exc: BaseException, filename: str) -> bool:
 
 
 def _mentions(message: str, seen: set) -> bool:
-    """Whether ``message`` quotes one of the kernel's strings (as written or as its repr)."""
-    return any(text in message or str.__repr__(text)[1:-1] in message for text in seen)
+    """Whether ``message`` holds :data:`GRAM` consecutive characters of a kernel string.
+
+    Case aside, and in the string's repr form too: so a message that quotes the student's text
+    as written, sliced, re-cased or joined (``"got %s" % x.upper()``) is caught.
+    """
+    folded = str.__str__(message).casefold()
+    return any(folded[i : i + GRAM] in seen for i in range(len(folded) - GRAM + 1))
 
 
 def _student_message(exc: BaseException) -> bool:
@@ -549,7 +570,7 @@ def run_test(test: dict, prelude: dict, answers: set[str], link: KernelLink) -> 
     hidden = set(test.get("hidden_lines", []))
     filename = f"<test {test['grade_id']}>"
     lines = source.splitlines()
-    link.seen, link.seen_overflow = set(), False  # the kernel's strings, for this test only
+    link.seen, link.seen_chars, link.seen_overflow = set(), 0, False  # for this test only
     namespace = TestNamespace(prelude, answers, link)
     try:
         tree = ast.parse(source, filename)

@@ -10,8 +10,10 @@ tests, and whether the tests follow the rules (docs/grading.md, "Writing a test"
   kernel as proxies (functions, classes, objects) or as plain data (numbers, arrays...);
 - ``forbid("dplib.name", ...)`` in a hidden region declares that while this notebook is graded
   the kernel's dplib lacks those functions (bans by absence; the union over the notebook);
-- ``answer.map(...)`` and ``answer.repeat(...)`` (one round trip for many calls) exist only on
-  proxies, so only in hidden regions;
+- many calls of an answer go through ``dplib.grading``'s ``repeat(answer, n, ...)`` and
+  ``map_calls(answer, arg_tuples)`` (one round trip in the grader, a loop in a plain kernel);
+  the proxies' own ``answer.repeat(...)``/``answer.map(...)`` are refused, because a solution
+  notebook must also run with Run All and raw nbgrader, where answers are plain functions;
 - a cell's last expression gives partial credit (a number in [0, 1]), so it must not be an
   answer's value.
 
@@ -32,7 +34,8 @@ from nbformat.notebooknode import NotebookNode
 __all__ = ["TestCell", "GradingPlan", "plan", "lint", "split_hidden"]
 
 BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
-PROXY_METHODS = {"map", "repeat"}
+#: proxy-only batch methods and the ``dplib.grading`` function to write instead
+PROXY_METHODS = {"map": "map_calls(answer, arg_tuples, kwargs=None)", "repeat": "repeat(answer, n, *args)"}
 BUILTIN_NAMES = set(dir(builtins))
 
 
@@ -249,6 +252,7 @@ def lint(source: NotebookNode) -> list[str]:
                 "in the hidden part (the grading kernel's dplib then lacks them)"
             )
         allowed = BUILTIN_NAMES | prelude_names | answers | bound
+        from_answers = _answer_derived(tree, answers)
         for name, line in loads:
             if name not in allowed:
                 problems.append(
@@ -271,15 +275,18 @@ def lint(source: NotebookNode) -> list[str]:
                     f"'a hidden test failed (line {node.lineno})')"
                 )
             if (
-                isinstance(node, ast.Attribute)
-                and node.attr in PROXY_METHODS
-                and isinstance(node.value, ast.Name)
-                and node.value.id in answers
-                and node.lineno not in hidden
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in PROXY_METHODS
+                and _root_name(node.func.value) in from_answers
             ):
+                receiver, method = ast.unparse(node.func.value), node.func.attr
+                function = PROXY_METHODS[method].split("(")[0]
                 problems.append(
-                    f"{where} line {node.lineno}: {node.value.id}.{node.attr}() exists only in "
-                    "the grader: use it in the hidden part"
+                    f"{where} line {node.lineno}: {receiver}.{method}(...) exists only on the "
+                    "grader's proxies (Run All and raw nbgrader stop there): write "
+                    f"{PROXY_METHODS[method].replace('answer', receiver, 1)} with "
+                    f"'from dplib.grading import {function}'"
                 )
         if tree.body and isinstance(tree.body[-1], ast.Expr):
             used = {n.id for n in ast.walk(tree.body[-1]) if isinstance(n, ast.Name)}
@@ -289,3 +296,35 @@ def lint(source: NotebookNode) -> list[str]:
                     f"answer's value ({', '.join(sorted(used & answers))}): end with a statement"
                 )
     return problems
+
+
+def _root_name(node: ast.AST) -> str | None:
+    """``acc`` for ``acc.spend``, ``models[0].fit`` or ``make()(1).run``; None for a literal."""
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _answer_derived(tree: ast.AST, answers: set[str]) -> set[str]:
+    """The answers and the names a test binds from them (``acc = Budget(1.0)``), transitively."""
+    names = set(answers)
+    bindings = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            bindings += [(target, node.value) for target in node.targets]
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) and node.value:
+            bindings.append((node.target, node.value))
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            bindings.append((node.target, node.iter))
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            bindings.append((node.optional_vars, node.context_expr))
+    changed = True
+    while changed:
+        changed = False
+        for target, value in bindings:
+            if any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(value)):
+                for n in ast.walk(target):
+                    if isinstance(n, ast.Name) and n.id not in names:
+                        names.add(n.id)
+                        changed = True
+    return names

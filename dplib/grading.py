@@ -11,14 +11,32 @@ by calling ``dplib.X``. That second rule is enforced by absence: a hidden test d
 and while the notebook is graded the kernel's copy of dplib holds, in place of each banned
 function, a stub that raises :class:`ForbiddenCallError` (``coursetools/bans.py``). In the
 trusted process :func:`forbid` only checks that the names exist, so a typo fails the build.
+
+Many calls of an answer go through :func:`repeat` and :func:`map_calls`. In the grader an answer
+is a proxy for the student's function (``coursetools/trusted.py``) and every call is a round trip
+to the kernel, so these send the whole batch in one; anywhere else (Run All in JupyterLab,
+nbclient, raw ``nbgrader autograde``) the answer is the function itself and they loop, with the
+same results: the same arguments reach every call (copied as the grader's channel copies them, a
+``numpy.random.Generator`` shared and advanced), so a seeded generator gives bit-identical draws
+in both. Hidden tests use these, never the proxies' own ``answer.repeat(...)``/``answer.map(...)``
+(``coursetools.authoring.lint`` refuses them), so a solution notebook runs top to bottom in a
+plain kernel, hidden tests included.
 """
 
 from __future__ import annotations
 
 import importlib
 import types
+from collections.abc import Callable, Iterable
+from typing import Any
 
-__all__ = ["ForbiddenCallError", "forbid"]
+import numpy as np
+
+__all__ = ["ForbiddenCallError", "forbid", "map_calls", "repeat"]
+
+#: A proxy class that batches calls declares this class attribute as ``True`` (read on the type,
+#: so asking never reaches the student's kernel).
+BATCH_MARKER = "__coursetools_batch__"
 
 
 class ForbiddenCallError(AssertionError):
@@ -29,7 +47,16 @@ def forbid(*names: str) -> None:
     """Declare dplib functions the grading kernel must not have while this notebook is graded.
 
     The declaration is read from the hidden tests' source before grading starts (a static list,
-    the union over the notebook); calling it in the trusted process only validates the names.
+    the union over the notebook) by ``make grade``, which then grades the notebook with a dplib
+    in which each name is a stub raising :class:`ForbiddenCallError`. Calling :func:`forbid`
+    itself, wherever it runs, **only validates the names** (each must be a dplib function):
+
+    - in the trusted grader (``make grade``): the ban is enforced, by the grader, as above;
+    - in a plain kernel (Run All in JupyterLab, nbclient, ``nbgrader validate`` or raw
+      ``nbgrader autograde``): nothing is banned. The banned functions stay callable, so the
+      instructor's own solution notebook (whose demonstrations may call them) still runs, and
+      an answer that calls a banned function instead of implementing it **passes** there: only
+      ``make grade`` gives the grade to trust.
 
     Parameters
     ----------
@@ -72,3 +99,210 @@ def _resolve(name: str) -> types.FunctionType:
     if not isinstance(obj, types.FunctionType):
         raise ValueError(f"forbid({name!r}) names a {type(obj).__name__}, not a Python function")
     return obj
+
+
+# ---------------------------------------------------------------------------------- batched calls
+
+
+def repeat(answer: Callable[..., Any], n: int, *args: Any, **kwargs: Any) -> list:
+    """Call ``answer(*args, **kwargs)`` ``n`` times; the list of the ``n`` results.
+
+    In the trusted grader ``answer`` is a proxy for the student's function and the ``n`` calls
+    are one round trip to the kernel; in a plain kernel they are a loop. Either way the arguments
+    are copied once, as the grader's channel copies them (lists, tuples, dicts, sets and numpy
+    arrays; other objects, a student's objects among them, are passed as they are), and the same
+    copies reach every call, so a student's function that mutates an argument sees its own
+    mutation on the next call but never the test's object. A ``numpy.random.Generator`` among the
+    arguments is shared by the calls and advances, as it would in a loop: after the call the
+    test's generator is where the student's code left it, and a seeded generator gives
+    bit-identical results in the grader and in a plain kernel.
+
+    Parameters
+    ----------
+    answer : callable
+        The student's function, class or bound method (or the grader's proxy for it).
+    n : int
+        How many calls, ``>= 0``.
+    *args, **kwargs
+        The arguments of every call.
+
+    Returns
+    -------
+    list
+        The ``n`` results, in call order (each copied as the grader's channel copies them).
+
+    Raises
+    ------
+    TypeError
+        If ``answer`` is not callable or ``n`` is not an int.
+    ValueError
+        If ``n`` is negative.
+    Exception
+        The first call that raises stops the batch. In a plain kernel its exception propagates
+        as the student's code raised it, with a note saying which call it was; in the grader the
+        proxy raises an error that is-a the same builtin (or dplib) class. Draws made before it
+        stay drawn in both.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> def noisy(x, rng):
+    ...     return x + rng.normal()
+    >>> a = repeat(noisy, 3, 1.0, np.random.default_rng(5))
+    >>> rng = np.random.default_rng(5)
+    >>> a == [noisy(1.0, rng) for _ in range(3)]
+    True
+    """
+    _check_answer(answer)
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"repeat(): n must be an int, got {type(n).__name__}")
+    n = int(n)
+    if n < 0:
+        raise ValueError(f"repeat(): n must be >= 0, got {n}")
+    if _is_batching_proxy(answer):
+        return answer.repeat(n, *args, **kwargs)
+    args, kwargs = _as_sent(list(args)), _as_sent(dict(kwargs))
+    return _run(answer, [(args, kwargs)] * n, "repeat")
+
+
+def map_calls(
+    answer: Callable[..., Any],
+    arg_tuples: Iterable[Any],
+    kwargs: dict | list[dict] | None = None,
+) -> list:
+    """Call ``answer`` once per item of ``arg_tuples``; the list of results, in order.
+
+    In the trusted grader ``answer`` is a proxy and the calls are one round trip to the kernel;
+    in a plain kernel they are a loop with the same results. Each call gets its own copy of its
+    arguments, made as the grader's channel copies them (lists, tuples, dicts, sets and numpy
+    arrays; other objects are passed as they are), before the first call. A
+    ``numpy.random.Generator`` is never copied: one used by several calls is shared by them and
+    advances from call to call, exactly as in the grader.
+
+    Parameters
+    ----------
+    answer : callable
+        The student's function, class or bound method (or the grader's proxy for it).
+    arg_tuples : iterable
+        One item per call: a tuple is the call's positional arguments, anything else (a list
+        too) its single argument. ``[(x,) for x in xs]`` passes tuples as single arguments.
+    kwargs : dict or list of dict, optional
+        Keyword arguments: one dict for every call, or one dict per call.
+
+    Returns
+    -------
+    list
+        One result per call (each copied as the grader's channel copies it).
+
+    Raises
+    ------
+    TypeError
+        If ``answer`` is not callable, ``arg_tuples`` is not iterable or ``kwargs`` is neither a
+        dict, a list of dicts nor None.
+    ValueError
+        If ``kwargs`` is a list whose length is not the number of calls.
+    Exception
+        The first call that raises stops the batch (as in :func:`repeat`).
+
+    Examples
+    --------
+    >>> map_calls(pow, [(2, 3), (3, 2)])
+    [8, 9]
+    >>> map_calls(int, ["7", "10"], kwargs={"base": 8})
+    [7, 8]
+    """
+    _check_answer(answer)
+    try:
+        items = list(arg_tuples)
+    except TypeError:
+        raise TypeError(
+            f"map_calls(): arg_tuples must be an iterable of argument tuples, "
+            f"got {type(arg_tuples).__name__}"
+        ) from None
+    if kwargs is None:
+        per_call = [{}] * len(items)
+    elif isinstance(kwargs, dict):
+        per_call = [kwargs] * len(items)
+    elif isinstance(kwargs, list):
+        if len(kwargs) != len(items):
+            raise ValueError(
+                f"map_calls(): kwargs has {len(kwargs)} dicts for {len(items)} calls"
+            )
+        per_call = kwargs
+    else:
+        raise TypeError(
+            f"map_calls(): kwargs must be a dict, a list of dicts or None, "
+            f"got {type(kwargs).__name__}"
+        )
+    for index, item in enumerate(per_call):
+        if not isinstance(item, dict):
+            raise TypeError(
+                f"map_calls(): kwargs[{index}] must be a dict, got {type(item).__name__}"
+            )
+    if _is_batching_proxy(answer):
+        return answer.map(items, kwargs) if items else []
+    calls = [
+        (_as_sent(list(item) if isinstance(item, tuple) else [item]), _as_sent(dict(item_kwargs)))
+        for item, item_kwargs in zip(items, per_call, strict=True)
+    ]
+    return _run(answer, calls, "map_calls")
+
+
+def _check_answer(answer) -> None:
+    if not callable(answer):
+        raise TypeError(f"answer must be callable (a function, class or method), got {answer!r}")
+
+
+def _is_batching_proxy(answer) -> bool:
+    """Whether ``answer`` is the grader's proxy, which batches calls itself.
+
+    Read on the type only: a proxy forwards unknown attributes to the student's kernel, and a
+    plain function or a student's class is never taken for one.
+    """
+    cls = type(answer)
+    if getattr(cls, BATCH_MARKER, False) is True:
+        return True
+    # coursetools' proxy before it carried the marker, recognised by its class, not by its name
+    # alone: the class must also define the batch methods.
+    return (
+        getattr(cls, "__module__", None) == "coursetools.trusted"
+        and getattr(cls, "__qualname__", None) == "Remote"
+        and callable(cls.__dict__.get("repeat"))
+        and callable(cls.__dict__.get("map"))
+    )
+
+
+def _run(answer, calls: list, how: str) -> list:
+    results = []
+    for index, (args, kwargs) in enumerate(calls):
+        try:
+            results.append(_as_sent(answer(*args, **kwargs)))
+        except Exception as exc:
+            exc.add_note(f"(call {index + 1} of {len(calls)} made by {how}())")
+            raise
+    return results
+
+
+_MAX_DEPTH = 100
+
+
+def _as_sent(value, depth: int = 0):
+    """``value`` as the other side of the grader's channel receives it (``coursetools/bridge.py``).
+
+    Lists, tuples, dicts, sets and numpy arrays are copied (an array as a base ndarray); a
+    ``numpy.random.Generator``, a scalar and any other object are the same object.
+    """
+    if depth > _MAX_DEPTH:
+        raise ValueError(f"an argument nested more than {_MAX_DEPTH} levels deep")
+    kind = type(value)
+    if kind is list:
+        return [_as_sent(item, depth + 1) for item in value]
+    if kind is tuple:
+        return tuple(_as_sent(item, depth + 1) for item in value)
+    if kind is dict:
+        return {_as_sent(k, depth + 1): _as_sent(v, depth + 1) for k, v in value.items()}
+    if kind in (set, frozenset):
+        return kind(_as_sent(item, depth + 1) for item in value)
+    if isinstance(value, np.ndarray):
+        return np.array(value, copy=True, subok=False)
+    return value

@@ -50,7 +50,11 @@ def test_the_plan_names_prelude_answers_tests_and_bans():
         ("from dplib.grading import forbid\nforbid('dplib.rr_estimate')", "belongs in the hidden part"),
         ("### BEGIN HIDDEN TESTS\nfrom dplib.grading import forbid\nforbid('dplib.no_such')\n### END HIDDEN TESTS", "dplib has no"),
         ("### BEGIN HIDDEN TESTS\nfrom dplib.grading import forbid\nforbid('numpy.mean')\n### END HIDDEN TESTS", "dplib function names"),
-        ("results = f.map([(1,), (2,)])", "exists only in the grader"),
+        ("results = f.map([(1,), (2,)])", "write map_calls(f, arg_tuples, kwargs=None)"),
+        ("### BEGIN HIDDEN TESTS\nx = f.repeat(3, 1)\n### END HIDDEN TESTS", "write repeat(f, n, *args)"),
+        # a method of an object the test built from an answer is a proxy too
+        ("### BEGIN HIDDEN TESTS\nacc = f(1)\nx = acc.spend.repeat(3, 1)\n### END HIDDEN TESTS", "write repeat(acc.spend, n"),
+        ("### BEGIN HIDDEN TESTS\nfor g in [f]:\n    g.map([1])\n### END HIDDEN TESTS", "'from dplib.grading import map_calls'"),
         ("f(1)", "must not be an answer's value"),
         ("### BEGIN HIDDEN TESTS\nassert f(2) == 2\n### END HIDDEN TESTS", "a hidden assert needs a message"),
     ],
@@ -58,6 +62,16 @@ def test_the_plan_names_prelude_answers_tests_and_bans():
 def test_each_rule_is_enforced(test_source, complaint):
     problems = authoring.lint(_notebook(test_source))
     assert any(complaint in p for p in problems), problems
+
+
+def test_batched_calls_in_free_function_form_and_other_map_methods_pass():
+    nb = _notebook(
+        "import numpy as np\nfrom dplib.grading import map_calls, repeat\n"
+        "rows = np.repeat([1, 2], 2)\ntable = {1: 2}\nnames = list(map(str, rows))\n"
+        "assert repeat(f, 2, 1) == [1, 1]\nassert map_calls(f, [(1,), (2,)]) == [1, 2]\n"
+        "assert np.char.mod('%d', rows).tolist()\ncopy = dict(table)\ncopy.get(1)"
+    )
+    assert authoring.lint(nb) == []
 
 
 @pytest.mark.parametrize("name", find_assignments(ROOT / "solutions") + ["pilot"])

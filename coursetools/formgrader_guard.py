@@ -9,7 +9,9 @@ loaded by the server that ``make lab`` and the hub's instructors start
 way (nbgrader's own *Autograde* button, a hand-copied file):
 
 * **Render inert.** The formgrader's exporter is wrapped: every notebook it renders goes through
-  :func:`coursetools.inert.inert_notebook` first.
+  :func:`coursetools.inert.inert_notebook` first, and its markdown through the course's own
+  renderer (raw HTML escaped, maths as MathML: the page needs no MathJax from a CDN, which fails
+  offline).
 * **No inline script runs** (Content-Security-Policy). Every page of the server gets
   :data:`SERVER_POLICY`: scripts only from the server itself (and JupyterLab's one constant inline
   script, by hash; ``'unsafe-eval'``, without which JupyterLab does not start), no plugins, no
@@ -26,12 +28,14 @@ from __future__ import annotations
 import base64
 import hashlib
 import html.parser
+import re
 from pathlib import Path
 from typing import Any
 
 import nbformat
 
 from coursetools.inert import inert_notebook
+from coursetools.rendering import markdown_to_html
 
 __all__ = ["SERVER_POLICY", "policy", "script_hashes"]
 
@@ -131,12 +135,31 @@ def _lab_token_script_hashes() -> set[str]:
 SERVER_POLICY = policy(_lab_token_script_hashes(), allow_eval=True)
 
 
+_MATHJAX_SCRIPT = re.compile(r"""<script\s+src="[^"]*mathjax[^"]*"\s*>\s*</script>""", re.I)
+
+
+def _markdown(source: str, *args: Any, **kwargs: Any) -> str:
+    """The formgrader's markdown filter: the course's renderer (raw HTML escaped, MathML maths)."""
+    return markdown_to_html(source)
+
+
 class _GuardedExporter:
-    """nbgrader's formgrade exporter, rendering inert notebooks and noting the template's hashes."""
+    """nbgrader's formgrade exporter, rendering inert notebooks and noting the template's hashes.
+
+    Markdown goes through :func:`coursetools.rendering.markdown_to_html` (raw HTML escaped,
+    links other than http(s), mailto and ``#`` dropped, maths as MathML), so the page needs no
+    MathJax: its ``<script>`` from a CDN, which fails offline and which the policy would refuse,
+    is left out.
+    """
 
     def __init__(self, exporter: Any) -> None:
         self.exporter = exporter
+        exporter.register_filter("markdown2html", _markdown)
         self.last_policy = policy()
+
+    def _render(self, nb, resources: dict | None, **kw: Any):
+        page, out = self.exporter.from_notebook_node(nb, resources, **kw)
+        return _MATHJAX_SCRIPT.sub("", page), out
 
     def from_filename(self, filename: str, resources: dict | None = None, **kw: Any):
         nb = nbformat.read(filename, as_version=4)
@@ -144,9 +167,9 @@ class _GuardedExporter:
 
     def from_notebook_node(self, nb, resources: dict | None = None, **kw: Any):
         empty = nbformat.v4.new_notebook(metadata=inert_notebook(nb).metadata)
-        frame, _ = self.exporter.from_notebook_node(empty, dict(resources or {}), **kw)
+        frame, _ = self._render(empty, dict(resources or {}), **kw)
         self.last_policy = policy(*script_hashes(frame))
-        return self.exporter.from_notebook_node(inert_notebook(nb), resources, **kw)
+        return self._render(inert_notebook(nb), resources, **kw)
 
 
 def _patch_formgrader() -> bool:

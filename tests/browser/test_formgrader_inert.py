@@ -41,8 +41,11 @@ MARKDOWN_PAYLOADS = {
 WORDS = "Randomness protects the respondent because 3 < 4 and a&b"
 
 
+MATHS = r"so $\varepsilon = \ln 3$ for the fair coin"
+
+
 def _payloads() -> str:
-    lines = [WORDS]
+    lines = [WORDS, MATHS]
     lines += [p.format(js=JS.format(n=n)) for n, p in MARKDOWN_PAYLOADS.items()]
     return "\n\n".join(lines)
 
@@ -122,6 +125,8 @@ def _assert_inert(page, seen) -> None:
     text = page.locator("#notebook").first.inner_text().replace("\u2060", "")
     assert WORDS in text, "the student's words must stay readable"
     assert "<img src=x onerror=" in text, "the markup is shown as the student's text"
+    # maths rendered offline as MathML (no MathJax from a CDN)
+    assert page.locator("#notebook-container math").count() >= 1
     hrefs = page.evaluate(
         "() => [...document.querySelectorAll('#notebook-container a[href]')]"
         ".map(a => new URL(a.href).protocol)"

@@ -23,14 +23,18 @@ No text the kernel chose is ever printed or imported here. The rule, total over 
   of ``dplib.errors`` and ``dplib.grading`` when already imported): a student class deriving from
   ``ValueError`` is reported as ``ValueError``, anything else as "an exception". The names the
   kernel sends are only looked up in that table: nothing is imported;
-- the student's strings and bytes (dict keys and numpy string arrays included) reach the test
-  as :class:`StudentText` / :class:`StudentBytes`: equal to, and hashed like, the plain value, but
-  printed as a placeholder (``<a str of 23 characters>``), so an instructor's
-  ``assert x == y, f"got {x!r}"`` shows numbers, booleans and shapes but never the student's
-  text; and a failure message that still contains a string of at least
-  :data:`GRAM` consecutive characters (case aside) of any string the kernel sent during the test
-  is replaced by the message the test would have without one (its visible line or
-  "a hidden test failed (line n)");
+- the student's strings and bytes (dict keys included) reach the test as :class:`StudentText` /
+  :class:`StudentBytes`: they compute as the plain value (equal, hashed, ``str(x)``, ``int(x)``)
+  but are *displayed* as a placeholder (``repr``, ``format``: ``<a str of 23 characters>``), so an
+  instructor's ``assert x == y, f"got {x!r}"`` shows numbers, booleans and shapes but never the
+  student's text. A failure message that still holds :data:`GRAM` consecutive characters (case
+  aside) of any string the kernel sent during the test (numpy string arrays included), or that
+  was built from a StudentText, or that is longer than :data:`MAX_CHECKED`, or from a test that
+  received more than :data:`MAX_REMEMBERED` characters of strings, is replaced by the message the
+  test would have without one (its visible line, or "a hidden test failed (line n)"). What can
+  still pass: pieces of at most ``GRAM - 1`` characters of the student's strings that the
+  instructor's message quotes as plain text (``"%s" % x``, ``", ".join(xs)``); numbers;
+  the verdict itself; and the builtin exception class (one of about 60);
 - flags in a kernel's error report (timeout, died, ...) choose among the grader's sentences; the
   only number taken from there, the time limit, is the grader's own.
 """

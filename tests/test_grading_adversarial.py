@@ -31,29 +31,33 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import pickle
 import subprocess
 import sys
-from pathlib import Path
+import tempfile
 
 import nbformat
+import numpy as np
 import pytest
-
-from coursetools import cli, collect, feedback
-from coursetools.grade import Job, Options
-from coursetools.release import notebook_bytes, release_notebook
 from test_grading import OPTIONS, PILOT, PILOT_ROOT, _make_class_module
+
+from coursetools import bridge, cli, collect, feedback, forkserver, limits, trusted
+from coursetools.grade import Job, Options, TrustedRunner
+from coursetools.kernel import _unreadable
+from coursetools.release import notebook_bytes, release_notebook
 
 MiB = 1024**2
 MEMORY_BOUND_KIB = 600 * 1024  # grader or runner, measured on the flood
 CANARY_PIECES = ("EXFIL", "TRATED", "-26")  # joined only in the kernel: never in a source line
 CANARY = "".join(CANARY_PIECES)
 
-# A cell that makes the kernel's bridge server answer every request with 80 MB of empty dicts:
-# json.loads would turn it into ~2 GB of Python objects in whoever parses it.
+# A cell that makes the kernel's bridge server answer every request with a well-formed reply whose
+# value is 80 MB of empty dicts: json.loads would turn it into ~2 GB of Python objects in whoever
+# parses it (the grader, then the runner it forwards the reply to).
 FLOOD_CELL = (
     "import sys\n"
-    "_flood = '[' + '{},' * 26_666_666 + '{}]'\n"
+    "_flood = '{\"ok\":true,\"value\":[' + '{},' * 26_666_660 + '{}]}'\n"
     "type(sys.modules['_coursetools_bridge'].server).serve = "
     "lambda self, request: setattr(self, 'last', _flood)\n"
 )
@@ -91,7 +95,9 @@ def _assignment(name: str, exercises: list[tuple[str, str, str]]):
 
     ``exercises``: (answer grade_id, solution code, test code).
     """
-    cells = [_cell("import numpy as np", grade_id="setup", locked=True, grade=False, solution=False)]
+    cells = [
+        _cell("import numpy as np", grade_id="setup", locked=True, grade=False, solution=False)
+    ]
     for answer, solution, test in exercises:
         cells.append(
             _cell(
@@ -103,7 +109,9 @@ def _assignment(name: str, exercises: list[tuple[str, str, str]]):
             )
         )
         cells.append(
-            _cell(test, grade_id=f"{answer}_tests", grade=True, solution=False, locked=True, points=1)
+            _cell(
+                test, grade_id=f"{answer}_tests", grade=True, solution=False, locked=True, points=1
+            )
         )
     source = nbformat.v4.new_notebook(
         cells=cells,
@@ -213,8 +221,12 @@ def test_the_honest_student_graded_after_a_flood_gets_every_point(flood_run):
 def test_the_graders_and_the_runners_memory_stay_bounded_under_a_flood(flood_run):
     # Before: 2.1 GB (grader) and 2.0 GB (runner), both outside any control group.
     assert flood_run["runners"] >= 3  # one runner per submission, each measured
-    assert flood_run["grader_kib"] < MEMORY_BOUND_KIB, f"grader {flood_run['grader_kib'] // 1024} MiB"
-    assert flood_run["runner_kib"] < MEMORY_BOUND_KIB, f"runner {flood_run['runner_kib'] // 1024} MiB"
+    assert flood_run["grader_kib"] < MEMORY_BOUND_KIB, (
+        f"grader {flood_run['grader_kib'] // 1024} MiB"
+    )
+    assert flood_run["runner_kib"] < MEMORY_BOUND_KIB, (
+        f"runner {flood_run['runner_kib'] // 1024} MiB"
+    )
 
 
 def test_calls_past_the_submissions_reply_budget_fail_at_once_with_the_budget_as_reason(flood_run):
@@ -237,10 +249,17 @@ def _markdown_flood(cells: int) -> bytes:
 
 def test_200000_markdown_cells_are_a_problem_row_and_cost_nothing_after(tmp_path):
     root = tmp_path / "class"
-    for student, data in (("mallory", _markdown_flood(200_000)), ("ada", notebook_bytes(_honest_pilot()))):
+    for student, data in (
+        ("mallory", _markdown_flood(200_000)),
+        ("ada", notebook_bytes(_honest_pilot())),
+    ):
         (root / student / "pilot").mkdir(parents=True)
         (root / student / "pilot" / "pilot.ipynb").write_bytes(data)
-    assert 9 * MiB < (root / "mallory" / "pilot" / "pilot.ipynb").stat().st_size < collect.MAX_NOTEBOOK_BYTES
+    assert (
+        9 * MiB
+        < (root / "mallory" / "pilot" / "pilot.ipynb").stat().st_size
+        < collect.MAX_NOTEBOOK_BYTES
+    )
     jobs, _ = cli.collect_jobs(root, PILOT_ROOT, Options(**OPTIONS))
     results = cli.grade_class(jobs, workers=1, stream=io.StringIO())
     by = {r["student"]: r for r in results}
@@ -259,9 +278,7 @@ def test_200000_markdown_cells_are_a_problem_row_and_cost_nothing_after(tmp_path
 
 # ---------------------------------------------------- class names, exceptions, strings: a canary
 
-SECRET_CELL = (
-    "SECRET = ''.join([" + ", ".join(repr(p) for p in CANARY_PIECES) + "])\n"
-)
+SECRET_CELL = "SECRET = ''.join([" + ", ".join(repr(p) for p in CANARY_PIECES) + "])\n"
 CANARY_EXERCISES = [
     (
         "f",
@@ -276,7 +293,11 @@ CANARY_EXERCISES = [
         "try:\n    g(-1)\nexcept ValueError:\n    pass\nelse:\n    raise AssertionError('g must refuse -1')\n"
         "assert g(0) == 0, 'g(0) is 0'",
     ),
-    ("h", "def h(x):\n    return 'one'", "got = h(1)\nassert got == 'one', f'h(1) must be one, got {got!r}'"),
+    (
+        "h",
+        "def h(x):\n    return 'one'",
+        "got = h(1)\nassert got == 'one', f'h(1) must be one, got {got!r}'",
+    ),
     (
         "h2",
         "def h2(x):\n    return 'one'",
@@ -290,7 +311,8 @@ CANARY_ANSWERS = {
     "f": SECRET_CELL
     + "def f(x):\n    box = type('HIDDEN:' + repr(x) + ':' + SECRET, (), {})\n    return box()",
     # an exception class named with the canary, deriving from ValueError
-    "g": SECRET_CELL + "def g(x):\n    raise type(SECRET + repr(x), (ValueError,), {})('m ' + SECRET)",
+    "g": SECRET_CELL
+    + "def g(x):\n    raise type(SECRET + repr(x), (ValueError,), {})('m ' + SECRET)",
     # the canary as a string, formatted by the test's own message, directly and derived
     "h": SECRET_CELL + "def h(x):\n    return SECRET + repr(x)",
     "h2": SECRET_CELL + "def h2(x):\n    return SECRET + repr(x)",
@@ -338,7 +360,6 @@ def test_every_canary_test_scores_zero_with_the_graders_words(canary_class):
     }
 
 
-
 # ------------------------------------------------- the grader's reader, on forged raw messages
 
 
@@ -350,13 +371,23 @@ def _frames(content: dict) -> list[bytes]:
 
 
 def test_the_graders_reader_refuses_messages_that_parse_into_far_more_than_their_size():
-    from coursetools import bridge
-    from coursetools.kernel import _unreadable
-
-    array = bridge.encode([__import__("numpy").arange(bridge.MAX_TEXT_BYTES // 6, dtype=float)])
-    honest = {"status": "ok", "user_expressions": {"r": {"data": {bridge.MIME: bridge.dumps(
-        {"ok": True, "value": array, "note": "caf\u00e9 \u03c0"}  # escaped by dumps: ASCII
-    )}}}}
+    array = bridge.encode([np.arange(bridge.MAX_TEXT_BYTES // 6, dtype=float)])
+    honest = {
+        "status": "ok",
+        "user_expressions": {
+            "r": {
+                "data": {
+                    bridge.MIME: bridge.dumps(
+                        {
+                            "ok": True,
+                            "value": array,
+                            "note": "caf\u00e9 \u03c0",
+                        }  # escaped by dumps: ASCII
+                    )
+                }
+            }
+        },
+    }
     assert len(_frames(honest)[-1]) > bridge.MAX_TEXT_BYTES
     assert not _unreadable(_frames(honest))  # a large array, with a student's non-ASCII text
     flood = {"status": "ok", "metadata_bulk": [{}] * (bridge.MAX_PARTS // 2 + 1)}
@@ -370,5 +401,54 @@ def test_the_graders_reader_refuses_messages_that_parse_into_far_more_than_their
     escaped = _frames({"status": "ok", "x": wide})
     escaped = [f.replace(b'"aaaa', b'"\\ud83d\\ude00aaaa', 1) for f in escaped]  # a real \u escape
     assert _unreadable(escaped)
-    literal = [f.replace(b'"aaaa', b'"\\\\ud83daaaa', 1) for f in _frames({"status": "ok", "x": wide})]
+    literal = [
+        f.replace(b'"aaaa', b'"\\\\ud83daaaa', 1) for f in _frames({"status": "ok", "x": wide})
+    ]
     assert not _unreadable(literal)  # the six characters \ud83d, escaped: no widening
+
+
+# ------------------------------------------------------ the trusted runner's own memory limit
+
+
+def _runner_test(stream, source: str) -> dict:
+    trusted.write_frame(
+        stream,
+        {
+            "op": "test",
+            "test": {"grade_id": "t", "points": 1, "source": source, "hidden_lines": []},
+        },
+    )
+    return trusted.read_frame(stream)
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or limits.cgroup_support() == "none",
+    reason="needs root and cgroups: without them the runner caps its address space instead",
+)
+def test_a_runner_growing_past_its_control_group_is_killed_and_the_next_one_serves():
+    server = forkserver.ForkServer(TrustedRunner.environment())
+    log = tempfile.TemporaryFile()
+    try:
+        channel, _pid = server.spawn("/tmp", log.fileno())
+        with channel, channel.makefile("rwb") as stream:
+            trusted.write_frame(stream, {"prelude": [], "answers": []})
+            with pytest.raises(EOFError):  # 1.5 GiB written: past the runner's 1 GiB group
+                _runner_test(stream, "x = b'1' * (1536 * 1024**2)")
+        channel, _pid = server.spawn("/tmp", log.fileno())
+        with channel, channel.makefile("rwb") as stream:
+            trusted.write_frame(stream, {"prelude": [], "answers": []})
+            result = _runner_test(stream, "x = b'1' * (256 * 1024**2)\nlen(x) == 256 * 1024**2")
+            assert result["result"]["status"] == "passed", result  # well under the limit
+    finally:
+        server.close()
+
+
+def test_without_a_control_group_the_runner_caps_its_own_address_space():
+    script = (
+        "from coursetools import trusted\n"
+        "trusted.limit_memory(256 * 1024**2)\n"
+        "try:\n    x = b'1' * (512 * 1024**2)\nexcept MemoryError:\n    print('refused')\n"
+        "y = b'1' * (64 * 1024**2)\nprint(len(y))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120)
+    assert done.stdout.decode().split() == ["refused", str(64 * 1024**2)], done.stderr.decode()

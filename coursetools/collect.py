@@ -17,7 +17,7 @@ The grader runs as root and students control everything below their own folder, 
   :data:`MAX_NOTEBOOK_PARTS` JSON values (counted on the bytes before anything is parsed), so
   that neither grading nor the feedback pages and gradebook after it can be made to cost
   minutes and gigabytes by one student. The largest notebook of the course (``solutions/``) has
-  68 cells, 95,000 characters of source and about 4,500 JSON parts: the caps are 30 to 200 times
+  68 cells, 95,000 characters of source and about 6,200 JSON parts: the caps are 30 to 160 times
   that, so only a notebook built to hurt meets them;
 - only the notebook is taken from a submission: ``job.files`` holds the assignment's own data
   files from the source directory, never files a student put beside the notebook;
@@ -55,7 +55,7 @@ __all__ = [
 MAX_NOTEBOOK_BYTES = 16 * 1024**2
 MAX_CELLS = 2_000  # the course's largest notebook has 68
 MAX_SOURCE_CHARS = 4 * 1024**2  # characters of source over all cells; the largest has 95,000
-MAX_NOTEBOOK_PARTS = 1_000_000  # JSON values, bounding what parsing it costs; the largest ~4,500
+MAX_NOTEBOOK_PARTS = 1_000_000  # JSON values, bounding what parsing it costs; the largest ~6,200
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 NOT_FOLLOWED = "is a symbolic link: not followed, not graded"

@@ -9,11 +9,9 @@ release). It is graded, in a temporary directory (removed afterwards; nothing is
 - raw nbgrader: ``nbgrader generate_assignment`` (untimed setup), then ``nbgrader autograde``
   per assignment on an nbgrader course directory (``source/``, ``release/``, ``submitted/``),
   serial, as nbgrader runs it: student cells *and hidden tests* in the student's own kernel, no
-  sandbox; cell timeout 120 s as below. As it is, raw nbgrader cannot grade this course: the
-  tests call ``answer.map(calls)`` and ``answer.repeat(n, ...)``, batched calls that only
-  coursetools' trusted proxies offer, so every such test fails (run once, for its grades). The
-  timed peer is raw nbgrader with a shim (:data:`SHIM`, an IPython startup file) that gives the
-  student's functions those two methods in the kernel;
+  sandbox; cell timeout 120 s as below; empty IPython and Jupyter configuration. The hidden
+  tests batch their calls with ``dplib.grading.repeat``/``map_calls``, which loop in a plain
+  kernel, so raw nbgrader grades the course as it is (issue 29);
 - ``python -m coursetools grade --workers 1`` (what ``make grade`` runs, ``--no-gradebook``):
   sandboxed kernels, hidden tests in a trusted process;
 - the same with ``--workers 2`` (one per core here);
@@ -25,12 +23,12 @@ and spread. The grades (autograded points per submission, and per test cell) of 
 configuration are compared with ``--workers 1``'s, and raw nbgrader's too: where raw nbgrader
 disagrees, the differing test cells are listed (raw nbgrader runs the hidden tests where the
 student's code could interfere, but these students are honest: a difference is a finding about
-raw nbgrader or the shim, not an attack). Goal: ``make grade`` on 2 cores >= 1.8x raw nbgrader's
+raw nbgrader, not an attack). Goal: ``make grade`` on 2 cores >= 1.8x raw nbgrader's
 throughput.
 
 Every notebook: a second class of ``--survey-students`` students (default 20, kinds cycled
 full/partial/blank; 1 with ``--quick``) hands in all nine notebooks, graded once by raw
-nbgrader + shim and by ``make grade --workers 2``: the same throughput ratio and grade
+nbgrader and by ``make grade --workers 2``: the same throughput ratio and grade
 comparison over the whole course, whose notebooks cost 3 to 40 s each to grade (about 40
 minutes on two cores for 20 students, most of it raw nbgrader's).
 
@@ -76,8 +74,7 @@ SOURCE = ROOT / "solutions"
 KINDS = (("full", "ada_full"), ("partial", "bob_partial"), ("blank", "cy_blank"))
 DEFAULT_NOTEBOOKS = "01"  # 01_randomized_response: the cheapest to grade (about 8 s)
 THROUGHPUT_GOAL = 1.8
-RAW_PLAIN = "raw nbgrader autograde (serial, as is)"
-RAW_SHIM = "raw nbgrader autograde (serial, + .map shim)"
+RAW = "raw nbgrader autograde (serial)"
 CELL_TIMEOUT = 120  # coursetools' default --cell-timeout; raw nbgrader gets the same
 
 __all__ = [
@@ -260,63 +257,6 @@ def coursetools_grade(klass: Path, out: Path, *, workers: int = 1, scheduler: st
     return seconds, result
 
 
-#: IPython startup file for the "raw nbgrader + shim" run. The course's tests call an answer's
-#: ``.map(calls)`` and ``.repeat(n, ...)``: batched calls that coursetools' trusted process offers
-#: on its proxies (coursetools/trusted.py), for a student's functions and for the methods of the
-#: objects of a student's classes (``accountant.laplace_count.repeat(...)``). Plain Python has
-#: neither, so raw nbgrader fails every such test. This gives every function the student defines,
-#: and every method of every class the student defines, the same two methods, calling it in the
-#: kernel: the nearest raw nbgrader can come to grading the course.
-SHIM = """import types as _types
-
-
-def _bench_batched(_f):
-    def _map(args_list, kwargs=None):
-        out = []
-        for _i, _args in enumerate(list(args_list)):
-            _args = list(_args) if isinstance(_args, tuple) else [_args]
-            _kw = kwargs[_i] if isinstance(kwargs, list) else (kwargs or {})
-            out.append(_f(*_args, **dict(_kw)))
-        return out
-
-    def _repeat(n, *args, **kwargs):
-        return [_f(*args, **kwargs) for _ in range(n)]
-
-    return _map, _repeat
-
-
-class _BenchMethod:
-    # A student's method: on an instance, a bound callable that also has map and repeat.
-    def __init__(self, function):
-        self.function = function
-
-    def __get__(self, obj, owner=None):
-        if obj is None:
-            return self.function
-        bound = _types.MethodType(self.function, obj)
-
-        def call(*args, **kwargs):
-            return bound(*args, **kwargs)
-
-        call.map, call.repeat = _bench_batched(bound)
-        return call
-
-
-def _bench_shim(*_):
-    for _name, _value in list(get_ipython().user_ns.items()):  # noqa: F821
-        if _name.startswith(("_bench", "_Bench")):
-            continue
-        if isinstance(_value, _types.FunctionType) and not hasattr(_value, "map"):
-            _value.map, _value.repeat = _bench_batched(_value)
-        elif isinstance(_value, type) and _value.__module__ == "__main__":
-            for _attr, _member in list(vars(_value).items()):
-                if isinstance(_member, _types.FunctionType) and not _attr.startswith("__"):
-                    setattr(_value, _attr, _BenchMethod(_member))
-
-
-get_ipython().events.register("pre_run_cell", _bench_shim)  # noqa: F821
-"""
-
 NBGRADER_CONFIG = """c = get_config()  # noqa: F821
 c.CourseDirectory.root = {root!r}
 c.CourseDirectory.course_id = "bench"
@@ -339,21 +279,15 @@ def raw_nbgrader_setup(course: Path, assignments: Sequence[str]) -> None:
                course, course / "setup.log")
 
 
-def raw_nbgrader_autograde(
-    course: Path, klass: Path, assignments: Sequence[str], *, shim: bool = False
-) -> tuple[float, dict]:
+def raw_nbgrader_autograde(course: Path, klass: Path, assignments: Sequence[str]) -> tuple[float, dict]:
     """``nbgrader autograde`` of every assignment (serial): (seconds, per-cell grades).
 
-    With ``shim`` the kernels start with :data:`SHIM` (an IPython startup file in a private
-    IPYTHONDIR): student functions get the ``.map``/``.repeat`` the course's tests call.
+    The kernels start with an empty private IPYTHONDIR (no startup files of this machine's).
     """
     from nbgrader.api import Gradebook
 
-    ipython_dir = course / ("ipython-shim" if shim else "ipython-plain")
-    startup = ipython_dir / "profile_default" / "startup"
-    startup.mkdir(parents=True, exist_ok=True)
-    if shim:
-        (startup / "00-bench-shim.py").write_text(SHIM, encoding="utf-8")
+    ipython_dir = course / "ipython-plain"
+    (ipython_dir / "profile_default" / "startup").mkdir(parents=True, exist_ok=True)
 
     for name in ("submitted", "autograded", "gradebook.db"):
         path = course / name
@@ -448,12 +382,9 @@ def run(
             grades[label] = outcome[1]
             print(f"  {label}: {outcome[0]:.1f} s", file=sys.stderr, flush=True)
 
-        # Raw nbgrader as it is, once: it cannot grade these notebooks (every test calling an
-        # answer's .map fails), so only its grades are of interest.
-        record(RAW_PLAIN, raw_nbgrader_autograde(course, klass, assignments))
         with dask_cluster(2) as address:
             for _ in range(repeats):
-                record(RAW_SHIM, raw_nbgrader_autograde(course, klass, assignments, shim=True))
+                record(RAW, raw_nbgrader_autograde(course, klass, assignments))
                 record("make grade --workers 1", coursetools_grade(klass, tmp / "w1", workers=1))
                 record("make grade --workers 2", coursetools_grade(klass, tmp / "w2", workers=2))
                 if address:
@@ -512,15 +443,15 @@ def scaling_note(sizes: Sequence[int], seconds: Sequence[float], timed_size: int
 
 
 def _every_notebook(section: Section, tmp: Path, make_class, students: int) -> None:
-    """Raw nbgrader + shim against ``make grade --workers 2`` on every notebook, once each."""
+    """Raw nbgrader against ``make grade --workers 2`` on every notebook, once each."""
     assignments = make_class.find_assignments(SOURCE)
     klass = tmp / "survey-class"
     count = write_class(klass, assignments, students, make_class)
     course = tmp / "survey-nbgrader-course"
     raw_nbgrader_setup(course, assignments)
     shutil.copy2(course / "gradebook.db", course / "gradebook.db.setup")
-    raw_seconds, raw_grades = raw_nbgrader_autograde(course, klass, assignments, shim=True)
-    print(f"  every notebook, {RAW_SHIM}: {raw_seconds:.1f} s", file=sys.stderr, flush=True)
+    raw_seconds, raw_grades = raw_nbgrader_autograde(course, klass, assignments)
+    print(f"  every notebook, {RAW}: {raw_seconds:.1f} s", file=sys.stderr, flush=True)
     ours_seconds, ours_grades = coursetools_grade(klass, tmp / "survey-w2", workers=2)
     print(f"  every notebook, make grade --workers 2: {ours_seconds:.1f} s", file=sys.stderr, flush=True)
     raw_tp = notebooks_per_minute(count, raw_seconds)
@@ -537,11 +468,11 @@ def _every_notebook(section: Section, tmp: Path, make_class, students: int) -> N
 
 def _throughput_row(task: str, ours: float, raw: float, *, judged: bool, note: str,
                     spread_ours: float | None = None, spread_raw: float | None = None) -> Row:
-    """make grade's throughput against raw nbgrader + shim, judged on the 1.8x goal if asked."""
+    """make grade's throughput against raw nbgrader, judged on the 1.8x goal if asked."""
     return Row(
         group="grader",
         task=task,
-        peer="raw nbgrader autograde + .map shim (serial)",
+        peer="raw nbgrader autograde (serial)",
         unit="notebooks/min",
         ours=ours,
         theirs=raw,
@@ -556,20 +487,14 @@ def _throughput_row(task: str, ours: float, raw: float, *, judged: bool, note: s
 
 
 def _grader_rows(section: Section, times: dict, grades: dict, count: int, what: str) -> None:
-    """One row per make grade configuration against raw nbgrader + shim; raw as is in a note."""
+    """One row per make grade configuration against raw nbgrader."""
     reference = grades["make grade --workers 1"]
-    plain_cmp = compare_grades(grades[RAW_PLAIN], reference)
-    section.notes.append(
-        f"{RAW_PLAIN} in {times[RAW_PLAIN][0]:.0f} s: cannot grade this course, its tests call "
-        f"answer.map(...), which only coursetools' trusted proxies have; against make grade: "
-        f"{plain_cmp.summary(limit=4)}"
-    )
-    m_raw = _measurement(times[RAW_SHIM])
+    m_raw = _measurement(times[RAW])
     raw_tp = notebooks_per_minute(count, m_raw.median)
-    raw_cmp = compare_grades(grades[RAW_SHIM], reference)
-    section.notes.append(f"{RAW_SHIM} against make grade: {raw_cmp.summary(limit=10)}")
+    raw_cmp = compare_grades(grades[RAW], reference)
+    section.notes.append(f"{RAW} against make grade: {raw_cmp.summary(limit=10)}")
     for label, secs in times.items():
-        if label in (RAW_PLAIN, RAW_SHIM):
+        if label == RAW:
             continue
         m = _measurement(secs)
         tp = notebooks_per_minute(count, m.median)

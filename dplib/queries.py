@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from dplib._count_noise import COUNT_MECHANISMS, check_count_mechanism
 from dplib._validation import (
     as_generator,
     check_bounds,
@@ -45,7 +46,7 @@ __all__ = ["clamp", "private_count", "private_sum", "private_mean", "private_his
 
 #: The mechanisms of :func:`private_sum` and :func:`private_mean`: the floating-point-safe
 #: default and the textbook one.
-MECHANISMS = ("discrete_laplace", "laplace")
+MECHANISMS = COUNT_MECHANISMS
 #: Grid resolution: the grid step is at most 2**-20 of the sensitivity and of the noise scale ...
 _GRID_BITS = 20
 #: ... but no finer than 2**-30 of the largest |value| (so that grid units stay below 2**31) ...
@@ -68,11 +69,7 @@ def _column(x: Any, name: str = "x", *, allow_empty: bool = True) -> np.ndarray:
 
 
 def _check_mechanism(mechanism: Any) -> str:
-    if not isinstance(mechanism, str):
-        raise TypeError(f"mechanism must be one of {MECHANISMS}, got {type(mechanism).__name__}")
-    if mechanism not in MECHANISMS:
-        raise ValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}")
-    return mechanism
+    return check_count_mechanism(mechanism)
 
 
 def _grid_exponent(span: float, epsilon: float) -> int:

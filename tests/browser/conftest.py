@@ -22,7 +22,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: pilot_course
 from pilot_course import PILOT, ROOT, fill_answers, pilot_course  # noqa: E402
 
-__all__ = ["PILOT", "ROOT", "fill_answers"]
+__all__ = ["PILOT", "ROOT", "fill_answers", "grade_class"]
 BIN = Path(sys.executable).parent
 SCREENSHOTS = ROOT / "build" / "browser-screenshots"
 TOKEN = "browser-test-token"
@@ -69,6 +69,22 @@ def page(browser, request):
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         tab.screenshot(path=str(SCREENSHOTS / f"{request.node.name}.png"), full_page=True)
     context.close()
+
+
+def grade_class(course: Path, folder: str, student: str, nb, csv_name: str) -> None:
+    """Hand ``nb`` in as ``student``'s pilot into ``course/folder`` and grade it as make grade does."""
+    import nbformat
+
+    target = course / folder / student / "pilot"
+    target.mkdir(parents=True)
+    nbformat.write(nb, str(target / "pilot.ipynb"))
+    graded = subprocess.run(
+        [sys.executable, "-m", "coursetools", "grade", str(course / folder),
+         "--source", str(course / "solutions"), "--grades", str(course / "build" / csv_name),
+         "--nbgrader-config", str(course / "nbgrader_config.py")],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )
+    assert graded.returncode == 0, graded.stdout[-2000:] + graded.stderr[-2000:]
 
 
 def _free_port() -> int:

@@ -17,12 +17,10 @@ from __future__ import annotations
 
 import functools
 import http.server
-import subprocess
-import sys
 import threading
 
 import nbformat
-from conftest import ROOT, TOKEN, fill_answers
+from conftest import TOKEN, fill_answers, grade_class
 
 JS = "fetch('/pwned-{n}')"
 MARKDOWN_PAYLOADS = {
@@ -93,16 +91,7 @@ def _pwned(seen: list[str]) -> list[str]:
 
 
 def _grade(course, nb) -> None:
-    folder = course / "hand-in-hostile" / "mallory" / "pilot"
-    folder.mkdir(parents=True)
-    nbformat.write(nb, str(folder / "pilot.ipynb"))
-    graded = subprocess.run(
-        [sys.executable, "-m", "coursetools", "grade", str(course / "hand-in-hostile"),
-         "--source", str(course / "solutions"), "--grades", str(course / "build" / "hostile.csv"),
-         "--nbgrader-config", str(course / "nbgrader_config.py")],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
-    )
-    assert graded.returncode == 0, graded.stdout[-2000:] + graded.stderr[-2000:]
+    grade_class(course, "hand-in-hostile", "mallory", nb, "hostile.csv")
 
 
 def _open_submission(page, lab, student: str) -> None:

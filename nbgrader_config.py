@@ -5,7 +5,10 @@ and `notebooks/` its *release* directory: one assignment per notebook,
 `solutions/01_x/01_x.ipynb` -> `notebooks/01_x/01_x.ipynb`. `solutions/` is the only place a
 notebook is edited; `make release` (python -m coursetools release) regenerates `notebooks/` with
 nbgrader's own preprocessors, deterministically. Batch grading is `make grade` (docs/grading.md):
-it runs each submission in a sandbox, which raw `nbgrader autograde` does not.
+it runs each submission in a sandbox. nbgrader's Autograde and Generate Feedback (the formgrader's
+buttons, `nbgrader autograde` / `nbgrader generate_feedback` here) are configured below to grade
+with the same trusted grader (coursetools/nbgrader_autograde.py) instead of running the tests in
+the student's kernel.
 """
 
 import os
@@ -43,3 +46,18 @@ c.Execute.timeout = 600
 # nbgrader's exchange: on one machine a folder in build/ (hand-in is a folder per student, see
 # docs/grading.md); on JupyterHub the shared directory deploy/jupyterhub_config.py sets.
 c.Exchange.root = os.environ.get("NBGRADER_EXCHANGE") or os.path.join(ROOT, "build", "nbgrader", "exchange")
+
+# Autograde and Generate Feedback (the formgrader's buttons, `nbgrader autograde` and `nbgrader
+# generate_feedback`) go through the course's trusted grader, as `make grade` does: the student's
+# cells in the sandboxed kernel, the tests in the trusted runner, the same gradebook rows and
+# feedback pages. nbgrader's own preprocessors (which run the tests in the student's kernel) are
+# not used; everything else (collect, release_feedback, export) is nbgrader's own.
+# `python -m coursetools grade`'s options for the button: c.TrustedAutograde.grade_args = [...]
+c.Autograde.pre_convert_hook = "coursetools.nbgrader_autograde.register_assignment"
+c.Autograde.sanitize_preprocessors = ["coursetools.nbgrader_autograde.TrustedAutograde"]
+c.Autograde.autograde_preprocessors = []
+c.Autograde.exporter_class = "coursetools.nbgrader_autograde.SubmissionExporter"
+# 644 in nbgrader's octal digits (its default, 444, would stop `make grade` rewriting the files)
+c.Autograde.permissions = 644
+c.GenerateFeedback.preprocessors = []
+c.GenerateFeedback.exporter_class = "coursetools.nbgrader_autograde.CourseFeedbackExporter"

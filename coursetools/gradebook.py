@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import json
 import os
 import sys
 import warnings
@@ -42,7 +43,13 @@ from nbformat.notebooknode import NotebookNode
 from coursetools.grade import Job, merge
 from coursetools.inert import inert_notebook
 
-__all__ = ["course_directory", "record_results", "open_gradebook"]
+__all__ = [
+    "course_directory",
+    "record_results",
+    "open_gradebook",
+    "register_assignment",
+    "result_path",
+]
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "nbgrader_config.py"
@@ -92,6 +99,29 @@ def _register_assignment(db_url: str, job: Job) -> None:
             f"{exc}. The gradebook ({db_url}) holds submissions of an older version of "
             f"{job.assignment}: grade into a fresh gradebook (move it away) or restore the cells."
         ) from None
+
+
+def register_assignment(db_url: str, job: Job) -> None:
+    """Put ``job``'s assignment, notebook and graded cells in the gradebook, as ``record_results`` does.
+
+    For nbgrader's own Autograde (:mod:`coursetools.nbgrader_autograde`), which needs them before
+    it grades: the course never runs ``nbgrader generate_assignment``.
+    """
+    with open_gradebook(db_url) as gradebook:
+        gradebook.update_or_create_assignment(job.assignment)
+    _register_assignment(db_url, job)
+
+
+def result_path(coursedir, student: str, assignment: str, notebook_id: str) -> Path:
+    """Where ``record_results`` keeps the grader's result of one notebook, as JSON.
+
+    Beside the autograded directory (``build/nbgrader/results/<student>/<assignment>/``), so that
+    nbgrader's ``generate_feedback`` renders the course's feedback page from it
+    (:class:`coursetools.nbgrader_autograde.CourseFeedbackExporter`).
+    """
+    parent = os.path.dirname(os.path.normpath(coursedir.autograded_directory))
+    step = os.path.join(parent, "results") if parent else "results"
+    return Path(coursedir.format_path(step, student, assignment)) / f"{notebook_id}.json"
 
 
 def _notebook_id(job: Job) -> str:
@@ -181,6 +211,9 @@ def _record_one(gradebook, coursedir, job: Job, result: dict) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / f"{notebook_id}.ipynb"
     nbformat.write(nb, str(target))
+    kept = result_path(coursedir, job.student, job.assignment, notebook_id)
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    kept.write_text(json.dumps(result, sort_keys=True), encoding="utf-8")
     if job.exchange.get("timestamp") and job.exchange.get("secret"):
         _feedback_for_exchange(coursedir, job, result, notebook_id)
     return target

@@ -10,6 +10,7 @@ and a secret beside each notebook). One copy is graded by ``make grade``'s comma
 
 A raw nbgrader run, a preprocessor left in, or a different job would change a score, a
 gradebook row, the autograded notebook or the feedback page, which are compared byte for byte.
+The control: the same course with nbgrader's own Autograde restored gives h_patch 7/7.
 """
 
 from __future__ import annotations
@@ -231,3 +232,25 @@ def test_bad_arguments_are_refused_with_the_argument_named(courses):
             nbgrader_autograde.submission_job(coursedir, bad, "pilot", options)
     job = nbgrader_autograde.submission_job(coursedir, "nobody", "pilot", options)
     assert job.submission is None and job.problems == ["nothing handed in"]
+
+
+RAW_NBGRADER = """
+# the control: nbgrader's own Autograde, tests in the student's kernel
+from nbgrader.converters import Autograde as _Autograde
+
+for _name in ("sanitize_preprocessors", "autograde_preprocessors", "exporter_class"):
+    setattr(c.Autograde, _name, _Autograde.class_traits()[_name].default())
+c.Autograde.pre_convert_hook = None
+"""
+
+
+def test_control_raw_nbgrader_without_the_course_config_is_fooled_by_the_patched_kernel(courses):
+    """The attack is real: nbgrader's own Autograde gives h_patch full marks (the hooks, 0)."""
+    _, nbg, _ = courses
+    raw = nbg.parent / "raw"
+    shutil.copytree(nbg, raw)
+    with (raw / "nbgrader_config.py").open("a") as config:
+        config.write(RAW_NBGRADER)
+    _run([str(BIN / "nbgrader"), "autograde", "pilot", "--student", "h_patch", "--force"], raw, raw)
+    with gradebook.open_gradebook(_coursedir(raw).db_url) as gb:
+        assert gb.find_submission("pilot", "h_patch").score == 7

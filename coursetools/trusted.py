@@ -336,10 +336,14 @@ class Remote:
     round trip and returns the list of results; ``kwargs`` is one dict for every call or a list of
     dicts. ``f.repeat(n, *args, **kwargs)`` makes the same call ``n`` times in one round trip
     (a generator among the arguments is shared by the calls and advances, as it would in a loop).
-    Attributes and items of an object are fetched as data, or as further proxies.
+    Attributes and items of an object are fetched as data, or as further proxies. Hidden tests
+    call ``map`` and ``repeat`` through :func:`dplib.grading.map_calls` and
+    :func:`dplib.grading.repeat`, which recognise a proxy by :attr:`__coursetools_batch__` (a
+    class attribute, read without a round trip) and loop on a plain function instead.
     """
 
     __slots__ = ("_link", "_id", "_kind", "_label")
+    __coursetools_batch__ = True  # dplib.grading.BATCH_MARKER: batch through map/repeat
 
     def __init__(self, link: KernelLink, id: int, kind: str, label: str) -> None:
         object.__setattr__(self, "_link", link)

@@ -180,7 +180,9 @@ def test_a_class_on_jupyterhub_from_release_to_feedback(hub, course):
     assert inbound == ["student1", "student2"]  # each under their own hub name
 
     # 3. the instructor collects, grades with the course's grader, releases feedback
-    hub.nbgrader("instructor", "/formgrader/api/assignment/pilot/collect")
+    collected = hub.nbgrader("instructor", "/formgrader/api/assignment/pilot/collect")
+    # demo mode: every server runs as one OS account, so nbgrader's owner check is off there
+    assert "cheating attempt" not in str(collected.get("log", "")), collected.get("log")
     submitted = course / "build" / "nbgrader" / "submitted"
     assert sorted(p.name for p in submitted.iterdir()) == ["student1", "student2"]
     graded = subprocess.run(

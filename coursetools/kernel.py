@@ -21,7 +21,15 @@ The one exception is the *display run* (:func:`coursetools.grade.display_run`), 
 test and exists to show the student their own outputs: a session made with an
 :class:`~coursetools.outputs.OutputCollector` also subscribes to IOPub, with each message capped by
 ZeroMQ (``MAXMSGSIZE``) and the queue by its high-water mark, and hands every output of its cells
-to the collector, which keeps a bounded, inert copy.
+to the collector, which keeps a bounded, inert copy. A cell's outputs are complete when the
+kernel's "idle" status for that request arrives on IOPub (the protocol publishes it after the
+cell's last output and after its reply): the session waits for it, with no timer but the cell's
+own deadline. Two things cut outputs, and only they make the page say "some output of this cell
+was lost": a message over the size cap, which makes ZeroMQ drop the subscription (seen as a
+``DISCONNECTED`` event on the socket's monitor), and a queue overflow, which drops messages,
+possibly the "idle" itself: a ``kernel_info_request`` sent after the reply (a *probe*) is
+handled after the cell, so its own status arriving before the cell's "idle" proves that idle was
+dropped. A loaded machine only makes the wait longer.
 """
 
 from __future__ import annotations
@@ -49,7 +57,7 @@ MAX_CELL_REPLY_BYTES = 4 * 1024**2  # a cell's reply: its status (and a tracebac
 # parsed (counted on its raw frames first): "refused" for a call, "error" for a cell.
 POLL_SECONDS = 0.2
 IOPUB_QUEUE = 64  # messages queued for the display run: with the size cap, a bounded memory
-IDLE_GRACE_SECONDS = 2.0  # after a cell's reply, how long its last outputs may take to arrive
+RESUBSCRIBE_SECONDS = 60.0  # after a cut, how long a fresh subscription may take to carry a probe
 
 
 @dataclass
@@ -127,6 +135,7 @@ class KernelSession:
         self.km = None
         self.sockets: dict[bool, object] = {}  # large replies allowed -> shell socket
         self.iopub = None
+        self.monitor = None  # the IOPub socket's DISCONNECTED events: a subscription cut
         self.context = None
         self.run_dir: str | None = None  # this start's run directory (a tmpfs when root)
         self.log = tempfile.TemporaryFile()  # the launcher's stderr (bounded by RLIMIT_FSIZE)
@@ -192,12 +201,7 @@ class KernelSession:
             socket.connect(self.km._make_url("shell"))
             self.sockets[large] = socket
         if self.collector is not None:
-            self.iopub = self.context.socket(zmq.SUB)
-            self.iopub.setsockopt(zmq.MAXMSGSIZE, self.collector.limits.message_bytes)
-            self.iopub.setsockopt(zmq.RCVHWM, IOPUB_QUEUE)
-            self.iopub.setsockopt(zmq.LINGER, 0)
-            self.iopub.setsockopt(zmq.SUBSCRIBE, b"")
-            self.iopub.connect(self.km._make_url("iopub"))
+            self._subscribe()
         info = await self._request(
             "kernel_info_request", {}, self.spec.startup_timeout, reply="kernel_info_reply"
         )
@@ -256,6 +260,7 @@ class KernelSession:
         msg_id = sent["header"]["msg_id"]
         deadline = time.monotonic() + timeout
         capture = self.iopub is not None and msg_type == "execute_request" and not content.get("silent")
+        idle = False
         if capture:
             poller = zmq.asyncio.Poller()
             poller.register(socket, zmq.POLLIN)
@@ -267,8 +272,8 @@ class KernelSession:
             try:
                 if capture:
                     events = dict(await poller.poll(int(min(left, POLL_SECONDS) * 1000)))
-                    if self.iopub in events:
-                        self._drain_iopub(msg_id)
+                    if self.iopub in events and self._drain_iopub(msg_id) == "idle":
+                        idle = True  # it may come before the reply is read: the cell is done
                     ready = socket in events
                 else:
                     ready = await socket.poll(int(min(left, POLL_SECONDS) * 1000), zmq.POLLIN)
@@ -299,15 +304,52 @@ class KernelSession:
             body = message.get("content", {}) if isinstance(message.get("content"), dict) else {}
             status = "ok" if body.get("status") == "ok" else "error"
             expressions = body.get("user_expressions")
-            if capture:  # the kernel publishes "idle" after the reply: the cell's last outputs
-                await self._until_idle(msg_id, min(IDLE_GRACE_SECONDS, max(0.0, deadline - time.monotonic())))
+            if capture and not idle:  # "idle" follows the cell's last outputs
+                await self._until_idle(msg_id, deadline)
             return Outcome(status, expressions if isinstance(expressions, dict) else {})
 
-    def _drain_iopub(self, msg_id: str) -> bool:
-        """Hand this cell's queued outputs to the collector; True once the kernel said idle."""
+    def _subscribe(self) -> None:
+        """A fresh IOPub subscription (size-capped, bounded queue) and its monitor."""
         import zmq
 
-        session, idle = self.km.session, False
+        self.iopub = self.context.socket(zmq.SUB)
+        self.iopub.setsockopt(zmq.MAXMSGSIZE, self.collector.limits.message_bytes)
+        self.iopub.setsockopt(zmq.RCVHWM, IOPUB_QUEUE)
+        self.iopub.setsockopt(zmq.LINGER, 0)
+        self.iopub.setsockopt(zmq.SUBSCRIBE, b"")
+        self.monitor = self.iopub.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+        self.iopub.connect(self.km._make_url("iopub"))
+
+    def _unsubscribe(self) -> None:
+        if self.iopub is not None:
+            try:
+                self.iopub.disable_monitor()
+            except Exception:  # noqa: BLE001 - the socket may already be closed
+                pass
+            self.iopub.close(linger=0)
+            self.iopub = None
+        if self.monitor is not None:
+            self.monitor.close(linger=0)
+            self.monitor = None
+
+    def _cut(self) -> bool:
+        """Whether the subscription was dropped (a message over the size cap) since it was made."""
+        import zmq
+
+        try:
+            return self.monitor is not None and bool(self.monitor.get(zmq.EVENTS) & zmq.POLLIN)
+        except zmq.ZMQError:
+            return True
+
+    def _drain_iopub(self, msg_id: str, probe: str | None = None) -> str | None:
+        """Hand this cell's queued outputs to the collector.
+
+        Returns ``"idle"`` once the kernel said idle for ``msg_id``, ``"probe"`` once a status
+        for the request ``probe`` came first (so the cell's idle was dropped), else None.
+        """
+        import zmq
+
+        session = self.km.session
         for _ in range(1000):  # a bounded batch; the poll loop comes back for more
             try:
                 frames = self.iopub.recv_multipart(zmq.NOBLOCK, copy=True)
@@ -325,63 +367,87 @@ class KernelSession:
                 message = session.deserialize(parts, content=True, copy=True)
             except Exception:  # noqa: BLE001 - a malformed or unsigned message is ignored
                 continue
-            if message.get("parent_header", {}).get("msg_id") != msg_id:
-                continue
+            parent = message.get("parent_header", {}).get("msg_id")
             kind, body = message.get("msg_type"), message.get("content")
-            if kind == "status" and isinstance(body, dict) and body.get("execution_state") == "idle":
-                idle = True
+            if probe is not None and parent == probe and kind == "status":
+                return "probe"
+            if parent != msg_id:
+                continue
+            if kind == "status":
+                if isinstance(body, dict) and body.get("execution_state") == "idle":
+                    return "idle"
             else:
                 self.collector.add(kind, body)
-        return idle
+        return None
 
-    async def _wait_idle(self, msg_id: str, grace: float) -> bool:
+    def _send_probe(self) -> str:
+        """A ``kernel_info_request`` on the shell channel (its reply is skipped by the next read)."""
+        probe = self.km.session.msg("kernel_info_request", {})
+        self.km.session.send(self.sockets[False], probe)
+        return probe["header"]["msg_id"]
+
+    async def _until_idle(self, msg_id: str, deadline: float) -> None:
+        """Wait for the cell's "idle" (its last outputs), until the cell's ``deadline``.
+
+        "Lost" is said only when outputs were cut: the subscription dropped, or the cell's idle
+        dropped (a probe's status came first), or no idle by the deadline.
+        """
         import zmq
 
-        end = time.monotonic() + grace
-        while time.monotonic() < end:
+        probe = self._send_probe()
+        poller = zmq.asyncio.Poller()
+        poller.register(self.iopub, zmq.POLLIN)
+        poller.register(self.monitor, zmq.POLLIN)
+        while True:
             try:
-                if self._drain_iopub(msg_id):
-                    return True
-                await self.iopub.poll(int(min(end - time.monotonic(), POLL_SECONDS) * 1000) + 1, zmq.POLLIN)
+                seen = self._drain_iopub(msg_id, probe)
             except zmq.ZMQError:
-                return False
-        return False
-
-    async def _until_idle(self, msg_id: str, grace: float) -> None:
-        if await self._wait_idle(msg_id, grace):
-            return
-        # No "idle": a message over the size cap cut the subscription. Subscribe afresh, and
-        # make sure it works (a request's "idle" comes through) before the next cell runs.
+                seen = None
+            if seen == "idle":
+                return
+            if seen == "probe" or self._cut():
+                break
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            try:
+                await poller.poll(int(min(left, POLL_SECONDS) * 1000) + 1)
+            except zmq.ZMQError:
+                break
+            if not await self.km.is_alive():
+                return  # the next request reports the death
         self.collector.add_note(
             "some output of this cell was lost (too much of it, or one piece over "
             f"{self.collector.limits.message_bytes // 1024**2} MiB)"
         )
         await self._resubscribe()
 
-    async def _resubscribe(self, attempts: int = 5) -> None:
+    async def _resubscribe(self) -> None:
+        """Subscribe afresh and wait until a probe's status comes through (the next cell's outputs
+        then reach the new subscription), re-sending a probe every half second."""
         import zmq
 
-        self.iopub.close(linger=0)
-        self.iopub = self.context.socket(zmq.SUB)
-        self.iopub.setsockopt(zmq.MAXMSGSIZE, self.collector.limits.message_bytes)
-        self.iopub.setsockopt(zmq.RCVHWM, IOPUB_QUEUE)
-        self.iopub.setsockopt(zmq.LINGER, 0)
-        self.iopub.setsockopt(zmq.SUBSCRIBE, b"")
-        self.iopub.connect(self.km._make_url("iopub"))
-        shell, session = self.sockets[False], self.km.session
-        for _ in range(attempts):  # its reply on the shell channel is skipped by the next request
-            probe = session.msg("kernel_info_request", {})
-            session.send(shell, probe)
-            if await self._wait_idle(probe["header"]["msg_id"], 1.0):
+        self._unsubscribe()
+        self._subscribe()
+        end = time.monotonic() + RESUBSCRIBE_SECONDS
+        probe, sent = self._send_probe(), time.monotonic()
+        while time.monotonic() < end:
+            try:
+                if self._drain_iopub("", probe) == "probe":
+                    return
+                await self.iopub.poll(int(POLL_SECONDS * 1000), zmq.POLLIN)
+            except zmq.ZMQError:
+                return
+            if time.monotonic() - sent > 0.5:  # sent before the subscription was in place
+                probe, sent = self._send_probe(), time.monotonic()
+            if not await self.km.is_alive():
                 return
 
     async def stop(self) -> None:
         for socket in self.sockets.values():
             socket.close(linger=0)
         self.sockets = {}
-        if self.iopub is not None:
-            self.iopub.close(linger=0)
-            self.iopub = None
+        self._unsubscribe()
         if self.context is not None:
             self.context.term()
             self.context = None

@@ -227,3 +227,32 @@ def test_a_failed_display_run_never_costs_the_grade(monkeypatch):
     assert result["score"] == 7
     assert result["problems"] == ["display run: OSError: no control group for the display run"]
     assert all("outputs" not in c for c in result["feedback"])
+
+
+# ------------------------------------------------------ a slow kernel is waited for, not "lost"
+
+
+def test_a_cell_whose_last_outputs_come_late_is_not_said_to_have_lost_any():
+    """The kernel's IOPub thread is held for 4 s after a cell (as on a machine at load 15): the
+    cell's "idle" comes late, and nothing was cut, so no page may say "output lost" (issue 28)."""
+    from coursetools import sandbox
+    from coursetools.grade import display_run
+
+    source, release = _pilot()
+    nb = fill_answers(copy.deepcopy(release))
+    hold = "import time\nget_ipython().kernel.iopub_thread.schedule(lambda: time.sleep(4))\n"
+    nb.cells.append(nbformat.v4.new_code_cell(hold + "print('before the hold')"))
+    nb.cells.append(nbformat.v4.new_code_cell("x = 1  # prints nothing"))
+    nb.cells.append(nbformat.v4.new_code_cell("print('after the hold')"))
+    merged, _ = merge(source, release, nb)
+    job = Job(
+        "ada", "pilot", nbformat.writes(source), nbformat.writes(release),
+        nbformat.writes(nb).encode(), "pilot.ipynb",
+        options=Options(cell_timeout=60, notebook_timeout=240, with_outputs=True),
+    )
+    shown, problems = display_run(job, merged, release, sandbox.detect_mode())
+    assert not problems, problems
+    outputs = [o for _, outs in sorted(shown.items()) for o in outs]
+    assert [o for o in outputs if o["kind"] == "note"] == [], sorted(shown.items())[-4:]
+    texts = [o["text"] for o in outputs if o["kind"] == "text"]
+    assert texts[-2:] == ["before the hold\n", "after the hold\n"], texts

@@ -57,6 +57,7 @@ __all__ = [
     "SubmissionExporter",
     "TrustedAutograde",
     "grading_options",
+    "keep_only_course_files",
     "register_assignment",
     "submission_job",
 ]
@@ -256,7 +257,42 @@ class TrustedAutograde(Preprocessor):
         written, trouble = gradebook.record_results([job], [result], coursedir)
         if trouble or not written:
             raise RuntimeError("; ".join(trouble) or f"{student}/{assignment}: nothing recorded")
+        for name in keep_only_course_files(written[0], job):
+            self.log.warning(
+                "%s/%s: %s handed in beside the notebook, not kept", student, assignment, name
+            )
         return nbformat.read(str(written[0]), as_version=4), resources
+
+
+def keep_only_course_files(notebook: Path, job: Job) -> list[str]:
+    """Remove from ``notebook``'s autograded folder every file the student handed in beside it.
+
+    nbgrader's Autograde copies whatever lay beside the submitted notebook into the autograded
+    folder, and Generate Feedback copies it on into the feedback folder, from where *Release
+    feedback* sends every ``.html`` file out. ``make grade`` takes only the notebook; so does
+    this: kept are the autograded notebook, the assignment's own files (from the source
+    directory) and the exchange's timestamp and secret, written again from the values
+    :mod:`coursetools.collect` validated. Links are removed, never followed.
+
+    Returns
+    -------
+    list of str
+        The paths removed, relative to the folder.
+    """
+    folder = Path(notebook).parent
+    keep = {Path(notebook).name} | set(job.files)
+    removed = []
+    for path in sorted(folder.rglob("*"), key=lambda p: len(p.parts), reverse=True):
+        name = str(path.relative_to(folder))
+        if path.is_symlink() or (path.is_file() and name not in keep):
+            path.unlink()
+            removed.append(name)
+        elif path.is_dir() and not any(path.iterdir()):
+            path.rmdir()
+    for key, name in (("timestamp", "timestamp.txt"), ("secret", "submission_secret.txt")):
+        if key in job.exchange:
+            (folder / name).write_text(job.exchange[key], encoding="ascii")
+    return removed
 
 
 class CourseFeedbackExporter(Exporter):

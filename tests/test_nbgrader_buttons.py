@@ -10,6 +10,7 @@ and a secret beside each notebook). One copy is graded by ``make grade``'s comma
 
 A raw nbgrader run, a preprocessor left in, or a different job would change a score, a
 gradebook row, the autograded notebook or the feedback page, which are compared byte for byte.
+Files handed in beside a notebook reach neither the autograded nor the feedback folder.
 The control: the same course with nbgrader's own Autograde restored gives h_patch 7/7.
 """
 
@@ -78,6 +79,12 @@ def _hand_in(course: Path, hostile: Path) -> Path:
         folder = submitted / student / "pilot"
         (folder / "timestamp.txt").write_text(EXCHANGE["timestamp"])
         (folder / "submission_secret.txt").write_text(f"{EXCHANGE['secret']}-{number}")
+    # files beside the notebook: make grade never takes them; nbgrader's Autograde would copy
+    # them on to the feedback folder, and Release feedback would send the .html ones out
+    (submitted / "h_patch" / "pilot" / "extra.html").write_text("<p>extra</p>")
+    (submitted / "h_patch" / "pilot" / "peek.html").symlink_to(
+        course / "solutions/pilot/pilot.ipynb"
+    )
     return submitted
 
 
@@ -157,6 +164,12 @@ def test_the_autograded_notebooks_are_make_grades_inert_ones(courses):
         for o in c.get("outputs", [])
     )
     assert "[grader] failed (0/2 points)" in verdicts and "passed" not in verdicts
+    folder = nbg / "build" / "nbgrader" / "autograded" / "h_patch" / "pilot"
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "pilot.ipynb",
+        "submission_secret.txt",
+        "timestamp.txt",
+    ]
 
 
 def test_generate_feedback_writes_the_course_page_and_release_feedback_sends_it(courses):
@@ -174,6 +187,12 @@ def test_generate_feedback_writes_the_course_page_and_release_feedback_sends_it(
             nbg / "build" / "nbgrader" / "feedback" / "ada_full" / "pilot" / "pilot.html"
         ).read_text()
     )
+    folder = nbg / "build" / "nbgrader" / "feedback" / "h_patch" / "pilot"
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "pilot.html",
+        "submission_secret.txt",
+        "timestamp.txt",
+    ]
     _run([str(BIN / "nbgrader"), "release_feedback", "pilot"], nbg, nbg)
     released = (nbg.parent / "exchange" / "dp-course" / "feedback").glob("*.html")
     pages = {(made / "build" / "feedback" / s / "pilot.html").read_text() for s in EXPECTED}

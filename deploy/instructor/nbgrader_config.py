@@ -1,7 +1,9 @@
 """nbgrader for an instructor's server on the hub: the course directory's own configuration.
 
 The hub starts instructors' servers in ``COURSE_ROOT`` with this directory on
-``JUPYTER_CONFIG_PATH``; the course's ``nbgrader_config.py`` reads ``NBGRADER_EXCHANGE``.
+``JUPYTER_CONFIG_PATH``; the course's ``nbgrader_config.py`` reads ``NBGRADER_EXCHANGE`` and
+makes the formgrader's Autograde and Generate Feedback buttons grade with the course's trusted
+grader (:mod:`coursetools.nbgrader_autograde`), so loading it here is what makes them safe.
 """
 
 import os

@@ -7,7 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: course test test-browser lint bench tour clean-venv release grade lab export book
+.PHONY: course test test-browser lint bench tour clean-venv release grade lab student-lab export book
 
 # (Re)build the virtual environment when it is missing or older than the package metadata.
 # A .venv left without pip by an interrupted first run is rebuilt, not patched.
@@ -26,8 +26,11 @@ GRADES ?= build/grades.csv
 GRADE_ARGS ?=
 LAB_ARGS ?=
 
+# A notebook someone changed in notebooks/ (a student's answers) is kept, and named; FORCE=1
+# replaces it. Students work in their own copy (make student-lab), which no command overwrites.
+FORCE ?=
 release: $(STAMP)
-	$(PY) -m coursetools release
+	$(PY) -m coursetools release $(if $(FORCE),--force,)
 
 grade: $(STAMP)
 	$(PY) -m coursetools grade $(SUBMISSIONS) --grades $(GRADES) $(GRADE_ARGS)
@@ -37,11 +40,27 @@ grade: $(STAMP)
 # the venv's bin/ goes on PATH; as root (a container, a VM) Jupyter needs --allow-root.
 # deploy/jupyter/ on JUPYTER_CONFIG_PATH loads coursetools.formgrader_guard: the formgrader shows
 # student work inert and every page carries a Content-Security-Policy (docs/grading.md).
+# One port, LAB_PORT: a second `make lab` says which address already serves, never moves on.
 VENV_PATH = PATH="$(CURDIR)/$(VENV)/bin:$$PATH"
 ALLOW_ROOT = $(if $(filter 0,$(shell id -u)),--allow-root,)
+LAB_PORT ?= 8888
+LAB_PORTS = --ServerApp.port=$(LAB_PORT) --ServerApp.port_retries=0
+PORT_FREE = $(PY) -c "import socket, sys; busy = socket.socket().connect_ex(('127.0.0.1', $(LAB_PORT))) == 0; sys.exit(busy and (print('make $@: port $(LAB_PORT) is taken, probably by a JupyterLab already serving http://localhost:$(LAB_PORT)/lab (open it, or stop it), or run make $@ LAB_PORT=8889', file=sys.stderr) or 1))"
 lab: $(STAMP)
+	@$(PORT_FREE)
 	@mkdir -p build/nbgrader/exchange && chmod 1777 build/nbgrader/exchange
-	$(VENV_PATH) JUPYTER_CONFIG_PATH="$(CURDIR)/deploy/jupyter$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}" $(VENV)/bin/jupyter lab --ServerApp.root_dir="$(CURDIR)" $(ALLOW_ROOT) $(LAB_ARGS)
+	@echo "make lab: JupyterLab for the instructor at http://localhost:$(LAB_PORT)/lab (the course root; use the link with its token printed below)"
+	$(VENV_PATH) JUPYTER_CONFIG_PATH="$(CURDIR)/deploy/jupyter$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}" $(VENV)/bin/jupyter lab --ServerApp.root_dir="$(CURDIR)" $(LAB_PORTS) $(ALLOW_ROOT) $(LAB_ARGS)
+
+# A student's JupyterLab: rooted at their own copy of the release (WORK, default work/), made and
+# topped up from notebooks/ without ever overwriting a file in it; no solutions/, no formgrader.
+WORK ?= work
+student-lab: $(STAMP)
+	$(PY) -m coursetools student-copy --work "$(WORK)"
+	@$(PORT_FREE)
+	@mkdir -p build/nbgrader/exchange && chmod 1777 build/nbgrader/exchange
+	@echo "make student-lab: JupyterLab for a student at http://localhost:$(LAB_PORT)/lab (your copy: $(abspath $(WORK)); use the link with its token printed below)"
+	cd "$(WORK)" && $(VENV_PATH) NBGRADER_EXCHANGE="$(CURDIR)/build/nbgrader/exchange" JUPYTER_CONFIG_PATH="$(CURDIR)/deploy/student" "$(CURDIR)/$(VENV)/bin/jupyter" lab --ServerApp.root_dir="$(abspath $(WORK))" $(LAB_PORTS) $(ALLOW_ROOT) $(LAB_ARGS)
 
 # Final grades (autograded + the written answers graded in the formgrader) from the gradebook.
 FINAL_GRADES ?= build/final_grades.csv

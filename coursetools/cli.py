@@ -148,10 +148,40 @@ def hide_list(*extra: Path) -> tuple[str, ...]:
 
 
 def cmd_release(args) -> int:
-    written = release_all(args.source, args.release)
+    kept: list[Path] = []
+    force = getattr(args, "force", False)
+    written = release_all(args.source, args.release, force=force, kept=kept)
     print(
         f"released {len(find_assignments(args.source))} assignment(s) from {args.source} "
         f"into {args.release} ({len(written)} file(s))"
+    )
+    for path in kept:
+        print(
+            f"  KEPT, not replaced: {feedback.printable(str(path))} was changed since the release "
+            "wrote it (a student's answers?)",
+            file=sys.stderr,
+        )
+    if kept:
+        print(
+            "  copy your work elsewhere (students: `make student-lab` works in a copy no course "
+            "command overwrites), then `make release FORCE=1` replaces them",
+            file=sys.stderr,
+        )
+    return 1 if kept else 0
+
+
+def cmd_student_copy(args) -> int:
+    """Copy the release into the student's working folder; a file already there is never touched."""
+    from coursetools.release import copy_missing
+
+    try:
+        added = copy_missing(args.release, args.work)
+    except ValueError as exc:
+        print(str(exc), file=sys.stderr)
+        return 1
+    print(
+        f"{args.work}: {len(added)} new file(s) from {args.release}; your own files are never "
+        "overwritten (delete one to get the release's copy back)"
     )
     return 0
 
@@ -411,7 +441,19 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("release", help="regenerate notebooks/ from solutions/")
     p.add_argument("--source", type=Path, default=ROOT / "solutions")
     p.add_argument("--release", type=Path, default=ROOT / "notebooks")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace release files someone changed (default: keep them and say which)",
+    )
     p.set_defaults(func=cmd_release)
+    p = sub.add_parser(
+        "student-copy",
+        help="copy the release into a student's working folder, never overwriting a file",
+    )
+    p.add_argument("--release", type=Path, default=ROOT / "notebooks")
+    p.add_argument("--work", type=Path, default=ROOT / "work")
+    p.set_defaults(func=cmd_student_copy)
     p = sub.add_parser(
         "validate", help="every solution notebook passes its tests (nbgrader Validator)"
     )

@@ -9,14 +9,22 @@ regenerating it twice gives the same bytes, which ``tests/test_release.py`` chec
 
 Layout: one assignment per notebook, ``<source>/<name>/<name>.ipynb`` ->
 ``<release>/<name>/<name>.ipynb``; other files in the assignment directory (data) are copied.
+
+A release never replaces or deletes a file a student changed (someone who answered the
+exercises in ``notebooks/`` itself): the release remembers the SHA-256 of every file it wrote in
+``<release>/.release-manifest.json`` (hidden, not committed), and a file whose bytes are neither
+what the release writes now nor what it wrote last is kept and reported; a notebook the manifest
+does not list is someone else's; with no manifest yet (a fresh clone), a notebook counts as
+changed unless it is a pristine release (no outputs, the release's metadata, canonical JSON).
+``force=True`` (``make release FORCE=1``) replaces and removes them.
 """
 
 from __future__ import annotations
 
 import copy
 import hashlib
+import json
 import os
-import shutil
 from pathlib import Path
 
 import nbformat
@@ -29,9 +37,11 @@ __all__ = [
     "release_all",
     "notebook_bytes",
     "hidden_test_regions",
+    "copy_missing",
 ]
 
 IGNORED = {".ipynb_checkpoints", "__pycache__", ".DS_Store"}
+MANIFEST = ".release-manifest.json"  # in the release folder: what the last release wrote
 
 # The only cell metadata a student notebook keeps (everything else is editor noise).
 CELL_METADATA_KEPT = ("nbgrader", "deletable", "editable", "tags")
@@ -139,13 +149,64 @@ def release_notebook(source: NotebookNode, name: str) -> NotebookNode:
     return nb
 
 
-def release_assignment(source_root: Path, release_root: Path, name: str) -> list[Path]:
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _read_manifest(release_root: Path) -> dict[str, str]:
+    try:
+        data = json.loads((Path(release_root) / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def _write_manifest(release_root: Path, manifest: dict[str, str]) -> None:
+    path = Path(release_root) / MANIFEST
+    tmp = path.with_name(f"{MANIFEST}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(dict(sorted(manifest.items())), indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _pristine(data: bytes, name: str) -> bool:
+    """Whether notebook bytes are a release as generated: canonical, no outputs, fixed metadata."""
+    try:
+        nb = nbformat.reads(data.decode("utf-8"), as_version=4)
+        return notebook_bytes(normalise(nb, name)) == data
+    except Exception:  # noqa: BLE001 - not a notebook at all: not a release either
+        return False
+
+
+def _changed_by_someone(path: Path, key: str, manifest: dict[str, str], name: str) -> bool:
+    """Whether the file at ``path`` holds bytes the release did not write (a student's work)."""
+    data = path.read_bytes()
+    if key in manifest:
+        return _sha256(data) != manifest[key]
+    if manifest:  # the release keeps a record and this file is not in it: not the release's
+        return True
+    return path.suffix == ".ipynb" and not _pristine(data, name)  # a fresh clone: no record yet
+
+
+def release_assignment(
+    source_root: Path,
+    release_root: Path,
+    name: str,
+    *,
+    force: bool = False,
+    kept: list[Path] | None = None,
+    manifest: dict[str, str] | None = None,
+) -> list[Path]:
     """Write ``release_root/name/`` from ``source_root/name/``; return the files written.
 
     Files are replaced atomically and only when their bytes change, and files with no source are
-    removed, so a reader (or a second ``make release``) never sees a half-written release.
+    removed, so a reader (or a second ``make release``) never sees a half-written release. A file
+    someone changed since the release wrote it is neither replaced nor removed unless ``force``:
+    its path is appended to ``kept``. ``manifest`` (relative path -> SHA-256 of what the release
+    wrote) is read and updated in place; :func:`release_all` keeps it in the release folder.
     """
     src_dir, dst_dir = Path(source_root) / name, Path(release_root) / name
+    manifest = {} if manifest is None else manifest
+    kept = [] if kept is None else kept
     wanted: dict[Path, bytes] = {}
     for path in sorted(src_dir.rglob("*")):
         rel = path.relative_to(src_dir)
@@ -161,34 +222,116 @@ def release_assignment(source_root: Path, release_root: Path, name: str) -> list
     written = []
     for rel, data in wanted.items():
         target = dst_dir / rel
+        key = (Path(name) / rel).as_posix()
         target.parent.mkdir(parents=True, exist_ok=True)
         if not target.is_file() or target.read_bytes() != data:
+            if target.is_file() and not force and _changed_by_someone(target, key, manifest, name):
+                kept.append(target)
+                continue
             tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
             tmp.write_bytes(data)
             os.replace(tmp, target)
+        manifest[key] = _sha256(data)
         written.append(target)
     if dst_dir.is_dir():
-        for path in sorted(dst_dir.rglob("*"), reverse=True):
-            rel = path.relative_to(dst_dir)
-            if path.is_file() and rel not in wanted and not path.name.startswith("."):
-                path.unlink()
-            elif path.is_dir() and not any(path.iterdir()):
-                path.rmdir()
+        _remove_stale(dst_dir, name, set(wanted), manifest, force, kept)
     return written
 
 
-def release_all(source_root: Path, release_root: Path) -> list[Path]:
-    """Regenerate every assignment; release directories with no source are removed."""
+def _remove_stale(
+    dst_dir: Path, name: str, wanted: set[Path], manifest: dict[str, str], force: bool, kept: list
+) -> None:
+    """Remove the files of ``dst_dir`` with no source, except what someone changed; empty dirs."""
+    for path in sorted(dst_dir.rglob("*"), reverse=True):
+        rel = path.relative_to(dst_dir)
+        if IGNORED.intersection(rel.parts):
+            continue
+        key = (Path(name) / rel).as_posix()
+        if path.is_file() and rel not in wanted and not path.name.startswith("."):
+            if not force and _changed_by_someone(path, key, manifest, name):
+                kept.append(path)
+                continue
+            path.unlink()
+            manifest.pop(key, None)
+        elif path.is_dir() and not any(path.iterdir()):
+            path.rmdir()
+    if dst_dir.is_dir() and not any(dst_dir.iterdir()):
+        dst_dir.rmdir()
+
+
+def release_all(
+    source_root: Path,
+    release_root: Path,
+    *,
+    force: bool = False,
+    kept: list[Path] | None = None,
+) -> list[Path]:
+    """Regenerate every assignment; release directories with no source are removed.
+
+    Parameters
+    ----------
+    source_root, release_root : Path
+        ``solutions/`` and ``notebooks/``.
+    force : bool
+        Replace and remove files someone changed since the release wrote them (a student's
+        answers in the release folder itself). Default: keep them, and list them in ``kept``.
+    kept : list, optional
+        Receives the path of every file kept because someone changed it.
+
+    Returns
+    -------
+    list of Path
+        The files of the release as it now is (written or already up to date).
+    """
     source_root, release_root = Path(source_root), Path(release_root)
+    kept = [] if kept is None else kept
     names = find_assignments(source_root)
     release_root.mkdir(parents=True, exist_ok=True)
-    for stale in release_root.iterdir():
+    manifest = _read_manifest(release_root)
+    for stale in sorted(release_root.iterdir()):
         if stale.is_dir() and stale.name not in names and not stale.name.startswith("."):
-            shutil.rmtree(stale)
+            _remove_stale(stale, stale.name, set(), manifest, force, kept)
     written = []
     for name in names:
-        written += release_assignment(source_root, release_root, name)
+        written += release_assignment(
+            source_root, release_root, name, force=force, kept=kept, manifest=manifest
+        )
+    _write_manifest(release_root, manifest)
     return written
+
+
+def copy_missing(release_root: Path, work_root: Path) -> list[Path]:
+    """Copy the files of ``release_root`` missing from ``work_root``; return those copied.
+
+    The student's working copy (``make student-lab``): a file that exists in ``work_root`` is
+    never read, replaced or removed, so answers survive every later release. Hidden files and
+    checkpoints are not copied.
+
+    Raises
+    ------
+    ValueError
+        If ``release_root`` is not a folder, or ``work_root`` is inside it (or the other way).
+    """
+    release_root, work_root = Path(release_root).resolve(), Path(work_root).resolve()
+    if not release_root.is_dir():
+        raise ValueError(f"release_root {release_root} is not a folder: run `make release` first")
+    if work_root.is_relative_to(release_root) or release_root.is_relative_to(work_root):
+        raise ValueError(f"work_root {work_root} and release_root {release_root} must not nest")
+    added = []
+    for path in sorted(release_root.rglob("*")):
+        rel = path.relative_to(release_root)
+        if IGNORED.intersection(rel.parts) or any(p.startswith(".") for p in rel.parts):
+            continue
+        if not path.is_file():
+            continue
+        target = work_root / rel
+        if target.exists() or target.is_symlink():
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(target, "xb") as out:  # never replaces, even one created meanwhile
+            out.write(path.read_bytes())
+        added.append(target)
+    return added
 
 
 def hidden_test_regions(source: NotebookNode) -> list[str]:

@@ -22,8 +22,9 @@ tools look, so the instructor's loop runs in nbgrader's clients:
   release_feedback`` returns it to the student who handed it in;
 - ``nbgrader export`` then writes final grades (autograded + manual) as CSV (``make export``).
 
-nbgrader's ``autograde`` is never run: the grades are those of the trusted grader
-(``coursetools.grade``), which raw nbgrader cannot fool-proof (docs/grading.md).
+nbgrader's own autograder never runs a test: the grades are those of the trusted grader
+(``coursetools.grade``); in the course directory nbgrader's Autograde and Generate Feedback are
+routed to it too (``coursetools.nbgrader_autograde``, docs/grading.md).
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ into the ones already on disk (``grades.json``, the details file beside ``grades
 A job's *key* (:func:`job_key`) is a SHA-256 over everything its grade depends on: the student's
 notebook bytes, the source and release notebooks (the hidden tests and the version the student
 got), the assignment's data files, the problems found while collecting, nbgrader's exchange
-metadata, the grader's options, the sandbox mode it will run in and the grader's own code. A job
+metadata, the grader's options, the sandbox mode it will run in, and the grader's own code and
+``dplib`` (:func:`grader_version`). A job
 whose key equals the one stored with last run's result for the same (student, assignment), and
 whose feedback page is still there, is not graded again (:func:`plan`); ``--regrade-all`` grades
 everything. Results are merged per (student, assignment) (:func:`merge_results`): a second class
@@ -44,12 +45,14 @@ GRADER_MODULES = (
 
 @functools.cache
 def grader_version() -> str:
-    """SHA-256 of the grader's modules (:data:`GRADER_MODULES`), read once per process."""
+    """SHA-256 of the grader's modules (:data:`GRADER_MODULES`) and of ``dplib`` (the reference
+    the hidden tests trust), read once per process."""
     here = Path(__file__).resolve().parent
+    files = [here / name for name in GRADER_MODULES]
+    files += sorted((here.parent / "dplib").rglob("*.py"))
     digest = hashlib.sha256()
-    for name in GRADER_MODULES:
-        path = here / name
-        digest.update(name.encode() + b"\0")
+    for path in files:
+        digest.update(str(path.relative_to(here.parent)).encode() + b"\0")
         digest.update(path.read_bytes() if path.is_file() else b"(missing)")
     return digest.hexdigest()
 

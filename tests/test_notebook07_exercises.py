@@ -29,7 +29,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from coursetools.release import notebook_bytes, release_notebook
+try:  # the package's layout since the coursetools restructuring; the flat modules before it
+    from coursetools.authoring.release import notebook_bytes, release_notebook
+except ImportError:  # pragma: no cover
+    from coursetools.release import notebook_bytes, release_notebook
 
 ROOT = Path(__file__).resolve().parents[1]
 NAME = "07_local_dp"
@@ -48,70 +51,90 @@ EXERCISES = {
 }
 #: cells that draw figures or run experiments: not needed by any test
 DROPPED = {
-    "price_figure", "krr_scale", "oracle_figure", "inversion_figure", "fl_experiment",
-    "subsampling_figure", "shuffle_figure", "network_figure", "audit_figure",
+    "price_figure",
+    "krr_scale",
+    "oracle_figure",
+    "inversion_figure",
+    "fl_experiment",
+    "subsampling_figure",
+    "shuffle_figure",
+    "network_figure",
+    "audit_figure",
 }
 
 # ------------------------------------------------------------------------------ wrong answers
 
-_OUE_RIGHT_ESTIMATE = '''
+_OUE_RIGHT_ESTIMATE = """
 def oue_estimate(reports, epsilon):
     q = 1.0 / (math.exp(epsilon) + 1.0)
     return (np.asarray(reports, dtype=float).mean(axis=0) - q) / (0.5 - q)
-'''
+"""
 
 
 def _oue(q_expr: str, estimate: str = _OUE_RIGHT_ESTIMATE) -> str:
-    return f'''
+    return f"""
 def oue_randomize(values, k, epsilon, rng):
     values = np.asarray(values, dtype=int)
     q = {q_expr}
     prob = np.full((values.size, k), q)
     prob[np.arange(values.size), values] = 0.5
     return (rng.random((values.size, k)) < prob).astype(int)
-''' + estimate.replace("1.0 / (math.exp(epsilon) + 1.0)", q_expr)
+""" + estimate.replace("1.0 / (math.exp(epsilon) + 1.0)", q_expr)
 
 
-_INVERT = '''
+_INVERT = """
 def invert_gradient(grad_W, grad_b):
     grad_W, grad_b = np.asarray(grad_W, dtype=float), np.asarray(grad_b, dtype=float)
     y = {label}
     c = {row}
     return grad_W[c] / grad_b[c], y
-'''
+"""
 
 
 def _privatize(sigma: str, checks: bool = True, clip: bool = True) -> str:
-    check = '''
+    check = (
+        """
     if not (math.isfinite(clip_norm) and clip_norm > 0 and math.isfinite(noise_multiplier) and noise_multiplier >= 0):
-        raise ValueError("bad clip_norm or noise_multiplier")''' if checks else ""
+        raise ValueError("bad clip_norm or noise_multiplier")"""
+        if checks
+        else ""
+    )
     clipping = "min(1.0, clip_norm / norm)" if clip else "1.0"
-    return f'''
+    return f"""
 def privatize_update(update, clip_norm, noise_multiplier, rng):{check}
     update = np.asarray(update, dtype=float)
     norm = np.linalg.norm(update)
     clipped = update * {clipping} if norm > 0 else update.copy()
     return clipped + rng.normal(0.0, {sigma}, size=update.shape)
-'''
+"""
 
 
 def _central(body: str, checks: bool = True) -> str:
-    check = '''
+    check = (
+        """
     if not (math.isfinite(clip_norm) and clip_norm > 0 and math.isfinite(noise_multiplier) and noise_multiplier >= 0):
-        raise ValueError("bad clip_norm or noise_multiplier")''' if checks else ""
-    return f'''
+        raise ValueError("bad clip_norm or noise_multiplier")"""
+        if checks
+        else ""
+    )
+    return f"""
 def central_aggregate(updates, clip_norm, noise_multiplier, rng):{check}
     updates = np.asarray(updates, dtype=float)
     m, d = updates.shape
     norms = np.linalg.norm(updates, axis=1, keepdims=True)
     clipped = updates * np.minimum(1.0, clip_norm / np.maximum(norms, 1e-300))
 {body}
-'''
+"""
 
 
-def _ldp_sgd(*, toward: str, length: str, pole: str = "rng.random() < 0.5 + kept / (2 * clip_norm)",
-             mean_abs: str = "math.exp(special.gammaln(d / 2) - special.gammaln((d + 1) / 2)) / math.sqrt(math.pi)") -> str:
-    return f'''
+def _ldp_sgd(
+    *,
+    toward: str,
+    length: str,
+    pole: str = "rng.random() < 0.5 + kept / (2 * clip_norm)",
+    mean_abs: str = "math.exp(special.gammaln(d / 2) - special.gammaln((d + 1) / 2)) / math.sqrt(math.pi)",
+) -> str:
+    return f"""
 def ldp_sgd_randomize(gradient, clip_norm, epsilon, rng):
     if not (math.isfinite(clip_norm) and clip_norm > 0 and math.isfinite(epsilon) and epsilon > 0):
         raise ValueError("clip_norm and epsilon must be finite and > 0")
@@ -126,7 +149,7 @@ def ldp_sgd_randomize(gradient, clip_norm, epsilon, rng):
         v = -v
     mean_abs = {mean_abs}
     return {length} * v
-'''
+"""
 
 
 _RIGHT_TOWARD = "1.0 / (1.0 + math.exp(-epsilon))"
@@ -134,7 +157,7 @@ _RIGHT_LENGTH = "clip_norm / (math.tanh(epsilon / 2) * mean_abs)"
 
 
 def _audit(pair: str, bound: str) -> str:
-    return f'''
+    return f"""
 def audit_ldp_sgd(d, clip_norm, epsilon, n_samples, alpha, rng):
     from dplib.auditing import epsilon_lower_bound
     g = np.zeros(d)
@@ -145,17 +168,22 @@ def audit_ldp_sgd(d, clip_norm, epsilon, n_samples, alpha, rng):
     missed = int(np.count_nonzero(a[:, 0] <= 0))
     false_alarms = int(np.count_nonzero(b[:, 0] > 0))
     return float({bound})
-'''
+"""
 
 
 _CP_BOUND = "epsilon_lower_bound(false_alarms, missed, n_samples, n_samples, alpha=alpha)"
 _POINT_ESTIMATE = "max(0.0, math.log((n_samples - missed) / max(false_alarms, 1)))"
 
 
-def _shuffled(eps0: str, *, delta_when_invalid: str = "0.0", compose: bool = True,
-              check: str = "not (0.0 < keep_probability < 1.0)") -> str:
+def _shuffled(
+    eps0: str,
+    *,
+    delta_when_invalid: str = "0.0",
+    compose: bool = True,
+    check: str = "not (0.0 < keep_probability < 1.0)",
+) -> str:
     days = "days" if compose else "1"
-    return f'''
+    return f"""
 def shuffled_krr_guarantee(k, keep_probability, n, delta, days):
     gamma = keep_probability
     if {check} or k < 2 or days < 1 or n < 1:
@@ -164,15 +192,20 @@ def shuffled_krr_guarantee(k, keep_probability, n, delta, days):
     if shuffle_closed_form_valid(eps0, n, delta):
         return {days} * shuffle_epsilon_closed_form(eps0, n, delta), {days} * delta
     return {days} * eps0, {delta_when_invalid}
-'''
+"""
 
 
 _RIGHT_EPS0 = "math.log1p(k * gamma / (1.0 - gamma))"
 
 
-def _clone(*, clones: str = "n - 1", p_clone: str = "math.exp(-epsilon0)", factor: str = "math.exp(epsilon)",
-           positive: str = "np.maximum(p - factor * q, 0.0).sum()") -> str:
-    return f'''
+def _clone(
+    *,
+    clones: str = "n - 1",
+    p_clone: str = "math.exp(-epsilon0)",
+    factor: str = "math.exp(epsilon)",
+    positive: str = "np.maximum(p - factor * q, 0.0).sum()",
+) -> str:
+    return f"""
 def clone_delta(n, epsilon0, epsilon):
     alpha = math.exp(epsilon0) / (math.exp(epsilon0) + 1.0)
     factor = {factor}
@@ -187,7 +220,7 @@ def clone_delta(n, epsilon0, epsilon):
         q = (1 - alpha) * b_prev + alpha * b_here
         total += w * {positive}
     return float(total)
-'''
+"""
 
 
 #: grade_id -> plausible wrong answers, each with what it gets wrong
@@ -195,44 +228,111 @@ WRONG = {
     "oue": [
         ("q at epsilon/2 (SUE's budget split)", _oue("1.0 / (math.exp(epsilon / 2) + 1.0)")),
         ("q = e^-eps / 2 (p/q = e^eps, forgetting (1-q)/(1-p))", _oue("0.5 * math.exp(-epsilon)")),
-        ("estimate clipped to [0, 1] (biased)", _oue("1.0 / (math.exp(epsilon) + 1.0)", _OUE_RIGHT_ESTIMATE.replace(
-            "return (", "return np.clip((").replace("/ (0.5 - q)", "/ (0.5 - q), 0.0, 1.0)"))),
-        ("estimate rescaled by 1 - q instead of p - q", _oue("1.0 / (math.exp(epsilon) + 1.0)", _OUE_RIGHT_ESTIMATE.replace(
-            "(0.5 - q)", "(1.0 - q)"))),
+        (
+            "estimate clipped to [0, 1] (biased)",
+            _oue(
+                "1.0 / (math.exp(epsilon) + 1.0)",
+                _OUE_RIGHT_ESTIMATE.replace("return (", "return np.clip((").replace(
+                    "/ (0.5 - q)", "/ (0.5 - q), 0.0, 1.0)"
+                ),
+            ),
+        ),
+        (
+            "estimate rescaled by 1 - q instead of p - q",
+            _oue(
+                "1.0 / (math.exp(epsilon) + 1.0)",
+                _OUE_RIGHT_ESTIMATE.replace("(0.5 - q)", "(1.0 - q)"),
+            ),
+        ),
     ],
     "inversion": [
-        ("label = largest |grad_b| (ties with k = 2)", _INVERT.format(label="int(np.argmax(np.abs(grad_b)))", row="y")),
-        ("x from class 0's row (0/0 when p_0 underflows)", _INVERT.format(label="int(np.argmin(grad_b))", row="0")),
-        ("label = largest grad_b", _INVERT.format(label="int(np.argmax(grad_b))", row="int(np.argmin(grad_b))")),
+        (
+            "label = largest |grad_b| (ties with k = 2)",
+            _INVERT.format(label="int(np.argmax(np.abs(grad_b)))", row="y"),
+        ),
+        (
+            "x from class 0's row (0/0 when p_0 underflows)",
+            _INVERT.format(label="int(np.argmin(grad_b))", row="0"),
+        ),
+        (
+            "label = largest grad_b",
+            _INVERT.format(label="int(np.argmax(grad_b))", row="int(np.argmin(grad_b))"),
+        ),
     ],
     "local_update": [
-        ("sensitivity C (add/remove) under replacement", _privatize("noise_multiplier * clip_norm")),
-        ("variance used as the standard deviation", _privatize("(noise_multiplier * 2 * clip_norm) ** 2")),
-        ("NaN parameters accepted (no check)", _privatize("noise_multiplier * 2 * clip_norm", checks=False)),
+        (
+            "sensitivity C (add/remove) under replacement",
+            _privatize("noise_multiplier * clip_norm"),
+        ),
+        (
+            "variance used as the standard deviation",
+            _privatize("(noise_multiplier * 2 * clip_norm) ** 2"),
+        ),
+        (
+            "NaN parameters accepted (no check)",
+            _privatize("noise_multiplier * 2 * clip_norm", checks=False),
+        ),
         ("no clipping", _privatize("noise_multiplier * 2 * clip_norm", clip=False)),
     ],
     "central_aggregate": [
-        ("sensitivity C", _central("    return (clipped.sum(axis=0) + rng.normal(0.0, noise_multiplier * clip_norm, size=d)) / m")),
-        ("one noise vector per client (local noise)", _central(
-            "    return (clipped + rng.normal(0.0, noise_multiplier * 2 * clip_norm, size=(m, d))).sum(axis=0) / m")),
-        ("NaN parameters accepted (no check)", _central(
-            "    return (clipped.sum(axis=0) + rng.normal(0.0, noise_multiplier * 2 * clip_norm, size=d)) / m", checks=False)),
-        ("the sum clipped instead of each update", _central(
-            "    total = updates.sum(axis=0)\n    total = total * min(1.0, clip_norm / max(np.linalg.norm(total), 1e-300))\n"
-            "    return (total + rng.normal(0.0, noise_multiplier * 2 * clip_norm, size=d)) / m")),
+        (
+            "sensitivity C",
+            _central(
+                "    return (clipped.sum(axis=0) + rng.normal(0.0, noise_multiplier * clip_norm, size=d)) / m"
+            ),
+        ),
+        (
+            "one noise vector per client (local noise)",
+            _central(
+                "    return (clipped + rng.normal(0.0, noise_multiplier * 2 * clip_norm, size=(m, d))).sum(axis=0) / m"
+            ),
+        ),
+        (
+            "NaN parameters accepted (no check)",
+            _central(
+                "    return (clipped.sum(axis=0) + rng.normal(0.0, noise_multiplier * 2 * clip_norm, size=d)) / m",
+                checks=False,
+            ),
+        ),
+        (
+            "the sum clipped instead of each update",
+            _central(
+                "    total = updates.sum(axis=0)\n    total = total * min(1.0, clip_norm / max(np.linalg.norm(total), 1e-300))\n"
+                "    return (total + rng.normal(0.0, noise_multiplier * 2 * clip_norm, size=d)) / m"
+            ),
+        ),
     ],
     "ldp_sgd": [
-        ("epsilon/2 in the hemisphere probability (and its B)", _ldp_sgd(
-            toward="1.0 / (1.0 + math.exp(-epsilon / 2))", length="clip_norm / (math.tanh(epsilon / 4) * mean_abs)")),
-        ("B without the (e^eps + 1)/(e^eps - 1) factor", _ldp_sgd(toward=_RIGHT_TOWARD, length="clip_norm / mean_abs")),
-        ("no randomized rounding to the poles (biased inside the ball)", _ldp_sgd(
-            toward=_RIGHT_TOWARD, length=_RIGHT_LENGTH, pole="True")),
-        ("math.gamma overflows for large d", _ldp_sgd(
-            toward=_RIGHT_TOWARD, length=_RIGHT_LENGTH,
-            mean_abs="math.gamma(d / 2) / (math.sqrt(math.pi) * math.gamma((d + 1) / 2))")),
-        ("e^eps overflows at epsilon = 1000", _ldp_sgd(
-            toward="math.exp(epsilon) / (math.exp(epsilon) + 1.0)",
-            length="clip_norm * (math.exp(epsilon) + 1) / ((math.exp(epsilon) - 1) * mean_abs)")),
+        (
+            "epsilon/2 in the hemisphere probability (and its B)",
+            _ldp_sgd(
+                toward="1.0 / (1.0 + math.exp(-epsilon / 2))",
+                length="clip_norm / (math.tanh(epsilon / 4) * mean_abs)",
+            ),
+        ),
+        (
+            "B without the (e^eps + 1)/(e^eps - 1) factor",
+            _ldp_sgd(toward=_RIGHT_TOWARD, length="clip_norm / mean_abs"),
+        ),
+        (
+            "no randomized rounding to the poles (biased inside the ball)",
+            _ldp_sgd(toward=_RIGHT_TOWARD, length=_RIGHT_LENGTH, pole="True"),
+        ),
+        (
+            "math.gamma overflows for large d",
+            _ldp_sgd(
+                toward=_RIGHT_TOWARD,
+                length=_RIGHT_LENGTH,
+                mean_abs="math.gamma(d / 2) / (math.sqrt(math.pi) * math.gamma((d + 1) / 2))",
+            ),
+        ),
+        (
+            "e^eps overflows at epsilon = 1000",
+            _ldp_sgd(
+                toward="math.exp(epsilon) / (math.exp(epsilon) + 1.0)",
+                length="clip_norm * (math.exp(epsilon) + 1) / ((math.exp(epsilon) - 1) * mean_abs)",
+            ),
+        ),
     ],
     "ldp_audit": [
         ("a gradient against 0 (not the worst case)", _audit("g, np.zeros(d)", _CP_BOUND)),
@@ -240,16 +340,28 @@ WRONG = {
         ("a pair inside the ball (half the clipping norm)", _audit("g / 2, -g / 2", _CP_BOUND)),
     ],
     "shuffled_krr": [
-        ("local epsilon without the 1 + (ln(k gamma / (1 - gamma)))", _shuffled("math.log(k * gamma / (1.0 - gamma))")),
-        ("delta charged where only epsilon is spent", _shuffled(_RIGHT_EPS0, delta_when_invalid="days * delta")),
+        (
+            "local epsilon without the 1 + (ln(k gamma / (1 - gamma)))",
+            _shuffled("math.log(k * gamma / (1.0 - gamma))"),
+        ),
+        (
+            "delta charged where only epsilon is spent",
+            _shuffled(_RIGHT_EPS0, delta_when_invalid="days * delta"),
+        ),
         ("days not composed", _shuffled(_RIGHT_EPS0, compose=False)),
-        ("ln(k + 1): right only for keep_probability = 1/2, the visible case", _shuffled("math.log(k + 1.0)")),
+        (
+            "ln(k + 1): right only for keep_probability = 1/2, the visible case",
+            _shuffled("math.log(k + 1.0)"),
+        ),
     ],
     "clone_delta": [
         ("n clones instead of n - 1", _clone(clones="n")),
         ("clone probability e^-eps0 / 2", _clone(p_clone="math.exp(-epsilon0) / 2")),
         ("2^epsilon instead of e^epsilon", _clone(factor="2.0 ** epsilon")),
-        ("differences not restricted to their positive part", _clone(positive="max(0.0, float((p - factor * q).sum()))")),
+        (
+            "differences not restricted to their positive part",
+            _clone(positive="max(0.0, float((p - factor * q).sum()))"),
+        ),
     ],
 }
 
@@ -259,7 +371,7 @@ WRONG = {
 #: many numbers from the generator first (a shifted seed)
 ALTERNATIVES = {
     "oue": [
-        '''
+        """
 def oue_randomize(values, k, epsilon, rng):
     rng.random({burn})
     values = np.asarray(values).astype(int)
@@ -273,8 +385,8 @@ def oue_estimate(reports, epsilon):
     r = np.asarray(reports, dtype=float)
     q = 1.0 / (1.0 + math.exp(epsilon))
     return (r.sum(axis=0) / r.shape[0] - q) * 2.0 / (1.0 - 2.0 * q)
-''',
-        '''
+""",
+        """
 def oue_randomize(values, k, epsilon, rng):
     rng.random({burn})
     values = np.asarray(values, dtype=int)
@@ -286,25 +398,25 @@ def oue_randomize(values, k, epsilon, rng):
 def oue_estimate(reports, epsilon):
     q = 1.0 / (math.exp(epsilon) + 1.0)
     return (np.mean(reports, axis=0) - q) / (0.5 - q)
-''',
+""",
     ],
     "inversion": [
-        '''
+        """
 def invert_gradient(grad_W, grad_b):
     gW, gb = np.asarray(grad_W, dtype=float), np.asarray(grad_b, dtype=float)
     y = int(np.flatnonzero(gb < 0)[0])
     return gW.T @ gb / (gb @ gb), y
-''',
-        '''
+""",
+        """
 def invert_gradient(grad_W, grad_b):
     gW, gb = np.asarray(grad_W, dtype=float), np.asarray(grad_b, dtype=float)
     y = int(np.argmin(gb))
     x = gW[y] / gb[y]
     return x, y
-''',
+""",
     ],
     "local_update": [
-        '''
+        """
 def privatize_update(update, clip_norm, noise_multiplier, rng):
     rng.random({burn})
     if not np.isfinite(clip_norm) or clip_norm <= 0:
@@ -316,8 +428,8 @@ def privatize_update(update, clip_norm, noise_multiplier, rng):
     if n > clip_norm:
         u *= clip_norm / n
     return u + 2 * clip_norm * noise_multiplier * rng.standard_normal(u.shape)
-''',
-        '''
+""",
+        """
 def privatize_update(update, clip_norm, noise_multiplier, rng):
     rng.random({burn})
     if not (clip_norm > 0 and math.isfinite(clip_norm)) or not (noise_multiplier >= 0 and math.isfinite(noise_multiplier)):
@@ -325,10 +437,10 @@ def privatize_update(update, clip_norm, noise_multiplier, rng):
     u = np.asarray(update, dtype=float)
     clipped = u / max(1.0, np.linalg.norm(u) / clip_norm)
     return np.array([c + rng.normal(0.0, 2 * clip_norm * noise_multiplier) for c in clipped])
-''',
+""",
     ],
     "central_aggregate": [
-        '''
+        """
 def central_aggregate(updates, clip_norm, noise_multiplier, rng):
     rng.random({burn})
     if not (clip_norm > 0 and math.isfinite(clip_norm)) or not (noise_multiplier >= 0 and math.isfinite(noise_multiplier)):
@@ -338,8 +450,8 @@ def central_aggregate(updates, clip_norm, noise_multiplier, rng):
         total += row / max(1.0, np.linalg.norm(row) / clip_norm)
     total += 2 * clip_norm * noise_multiplier * rng.standard_normal(total.size)
     return total / len(updates)
-''',
-        '''
+""",
+        """
 def central_aggregate(updates, clip_norm, noise_multiplier, rng):
     rng.random({burn})
     if not np.isfinite(clip_norm) or clip_norm <= 0 or not np.isfinite(noise_multiplier) or noise_multiplier < 0:
@@ -348,10 +460,10 @@ def central_aggregate(updates, clip_norm, noise_multiplier, rng):
     norms = np.sqrt((U ** 2).sum(axis=1))
     factors = np.where(norms > clip_norm, clip_norm / np.where(norms > 0, norms, 1.0), 1.0)
     return (factors @ U + rng.normal(0.0, 2 * clip_norm * noise_multiplier, U.shape[1])) / U.shape[0]
-''',
+""",
     ],
     "ldp_sgd": [
-        '''
+        """
 def ldp_sgd_randomize(gradient, clip_norm, epsilon, rng):
     rng.random({burn})
     if not (np.isfinite(clip_norm) and clip_norm > 0 and np.isfinite(epsilon) and epsilon > 0):
@@ -371,8 +483,8 @@ def ldp_sgd_randomize(gradient, clip_norm, epsilon, rng):
     v /= np.linalg.norm(v)
     log_mean_abs = special.gammaln(d / 2) - special.gammaln((d + 1) / 2) - 0.5 * math.log(math.pi)
     return clip_norm / np.tanh(epsilon / 2) * math.exp(-log_mean_abs) * v
-''',
-        '''
+""",
+        """
 def ldp_sgd_randomize(gradient, clip_norm, epsilon, rng):
     for value in (clip_norm, epsilon):
         if not (math.isfinite(value) and value > 0):
@@ -392,10 +504,10 @@ def ldp_sgd_randomize(gradient, clip_norm, epsilon, rng):
     ratio = math.exp(special.gammaln((d + 1) / 2) - special.gammaln(d / 2))
     e = math.exp(-epsilon)
     return clip_norm * (1 + e) / (1 - e) * math.sqrt(math.pi) * ratio * v
-''',
+""",
     ],
     "ldp_audit": [
-        '''
+        """
 def audit_ldp_sgd(d, clip_norm, epsilon, n_samples, alpha, rng):
     from dplib.auditing import epsilon_lower_bound
     rng.random({burn})
@@ -404,8 +516,8 @@ def audit_ldp_sgd(d, clip_norm, epsilon, n_samples, alpha, rng):
     a = ldp_sgd_reports(u, clip_norm, epsilon, rng, n_samples) @ u
     b = ldp_sgd_reports(-u, clip_norm, epsilon, rng, n_samples) @ u
     return float(epsilon_lower_bound(int((b > 0).sum()), int((a <= 0).sum()), n_samples, n_samples, alpha=alpha))
-''',
-        '''
+""",
+        """
 def audit_ldp_sgd(d, clip_norm, epsilon, n_samples, alpha, rng):
     from dplib.auditing import audit_mechanism
     rng.random({burn})
@@ -418,10 +530,10 @@ def audit_ldp_sgd(d, clip_norm, epsilon, n_samples, alpha, rng):
     result = audit_mechanism(sign_of_report, 1.0, -1.0, epsilon, n_samples=n_samples, confidence=1 - alpha,
                              vectorized=True, rng=rng)
     return float(result.epsilon_lower_bound)
-''',
+""",
     ],
     "shuffled_krr": [
-        '''
+        """
 def shuffled_krr_guarantee(k, keep_probability, n, delta, days):
     g = float(keep_probability)
     if math.isnan(g) or g <= 0 or g >= 1 or k < 2 or days < 1 or n < 1:
@@ -431,8 +543,8 @@ def shuffled_krr_guarantee(k, keep_probability, n, delta, days):
     if not shuffle_closed_form_valid(eps0, n, delta):
         return float(days * eps0), 0.0
     return float(days * shuffle_epsilon_closed_form(eps0, n, delta)), float(days * delta)
-''',
-        '''
+""",
+        """
 def shuffled_krr_guarantee(k, keep_probability, n, delta, days):
     if not 0 < keep_probability < 1:
         raise ValueError("keep_probability must be in (0, 1)")
@@ -443,10 +555,10 @@ def shuffled_krr_guarantee(k, keep_probability, n, delta, days):
     valid = shuffle_closed_form_valid(eps0, n, delta)
     per_day = shuffle_epsilon_closed_form(eps0, n, delta) if valid else eps0
     return sum([per_day] * days), sum([delta if valid else 0.0] * days)
-''',
+""",
     ],
     "clone_delta": [
-        '''
+        """
 def clone_delta(n, epsilon0, epsilon):
     alpha = 1.0 / (1.0 + math.exp(-epsilon0))
     total = 0.0
@@ -459,8 +571,8 @@ def clone_delta(n, epsilon0, epsilon):
         Q = (1 - alpha) * prev + alpha * here
         total += w * np.clip(P - math.exp(epsilon) * Q, 0.0, None).sum()   # Q is P mirrored: one direction
     return float(total)
-''',
-        '''
+""",
+        """
 def clone_delta(n, epsilon0, epsilon):
     alpha = math.exp(epsilon0) / (math.exp(epsilon0) + 1.0)
     forward = backward = 0.0
@@ -474,7 +586,7 @@ def clone_delta(n, epsilon0, epsilon):
         if c > 3 and w < 1e-40 and c > (n - 1) * math.exp(-epsilon0):
             break
     return float(max(forward, backward))
-''',
+""",
     ],
 }
 SEEDS = range(5)
@@ -495,7 +607,11 @@ def _gid(cell) -> str | None:
 
 def _trim(nb):
     nb = nbformat.from_dict(nb)
-    nb.cells = [c for c in nb.cells if _gid(c) not in DROPPED and not (c.cell_type == "code" and not _gid(c))]
+    nb.cells = [
+        c
+        for c in nb.cells
+        if _gid(c) not in DROPPED and not (c.cell_type == "code" and not _gid(c))
+    ]
     return nb
 
 
@@ -510,7 +626,10 @@ def _submission(answers: dict[str, str]) -> bytes:
 
 def _grade(answers: dict[str, str]) -> dict[str, str]:
     """grade_id of each test cell -> 'passed' or 'failed', by the trusted grader."""
-    from coursetools.grade import Job, Options, grade_job
+    try:
+        from coursetools.grading.grade import Job, Options, grade_job
+    except ImportError:  # pragma: no cover
+        from coursetools.grade import Job, Options, grade_job
 
     source = _trim(nbformat.read(SOURCE, as_version=4))
     job = Job(
@@ -526,7 +645,13 @@ def _grade(answers: dict[str, str]) -> dict[str, str]:
     result = grade_job(job)
     assert not result["problems"], result["problems"]
     return {
-        c["grade_id"]: ("passed" if c["points"] == c["max_points"] > 0 else "failed" if c["points"] == 0 else "partial")
+        c["grade_id"]: (
+            "passed"
+            if c["points"] == c["max_points"] > 0
+            else "failed"
+            if c["points"] == 0
+            else "partial"
+        )
         for c in result["cells"]
         if c["kind"] == "auto"
     }
@@ -541,7 +666,9 @@ def _alternative_submission(which: int, burn: int) -> dict[str, str]:
 
 
 N_WRONG = max(len(v) for v in WRONG.values())
-RUNS = [("wrong", i) for i in range(N_WRONG)] + [("alternative", (w, s)) for w in (0, 1) for s in SEEDS]
+RUNS = [("wrong", i) for i in range(N_WRONG)] + [
+    ("alternative", (w, s)) for w in (0, 1) for s in SEEDS
+]
 
 
 def _run(run):
@@ -553,7 +680,7 @@ def _run(run):
 @pytest.fixture(scope="module")
 def graded():
     with cf.ProcessPoolExecutor(max_workers=2) as pool:
-        return dict(zip(RUNS, pool.map(_run, RUNS)))
+        return dict(zip(RUNS, pool.map(_run, RUNS), strict=True))
 
 
 def test_every_exercise_has_three_wrong_answers_and_two_alternatives():
@@ -567,7 +694,8 @@ def test_every_exercise_has_three_wrong_answers_and_two_alternatives():
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("answer", "index"), [(gid, i) for gid, variants in WRONG.items() for i in range(len(variants))],
+    ("answer", "index"),
+    [(gid, i) for gid, variants in WRONG.items() for i in range(len(variants))],
     ids=[f"{gid}:{what}" for gid, variants in WRONG.items() for what, _ in variants],
 )
 def test_plausible_wrong_answer_scores_zero(graded, answer, index):

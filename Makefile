@@ -38,7 +38,7 @@ grade: $(STAMP)
 # JupyterLab at the course root (nbgrader's course directory): students open notebooks/, the
 # formgrader finds solutions/ and the gradebook in build/. nbgrader runs `alembic` by name, so
 # the venv's bin/ goes on PATH; as root (a container, a VM) Jupyter needs --allow-root.
-# deploy/jupyter/ on JUPYTER_CONFIG_PATH loads coursetools.formgrader_guard: the formgrader shows
+# deploy/jupyter/ on JUPYTER_CONFIG_PATH loads coursetools.grading.classroom.formgrader_guard: the formgrader shows
 # student work inert and every page carries a Content-Security-Policy (docs/grading.md).
 # One port, LAB_PORT: a second `make lab` says which address already serves, never moves on.
 VENV_PATH = PATH="$(CURDIR)/$(VENV)/bin:$$PATH"

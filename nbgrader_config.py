@@ -7,7 +7,7 @@ notebook is edited; `make release` (python -m coursetools release) regenerates `
 nbgrader's own preprocessors, deterministically. Batch grading is `make grade` (docs/grading.md):
 it runs each submission in a sandbox. nbgrader's Autograde and Generate Feedback (the formgrader's
 buttons, `nbgrader autograde` / `nbgrader generate_feedback` here) are configured below to grade
-with the same trusted grader (coursetools/nbgrader_autograde.py) instead of running the tests in
+with the same trusted grader (coursetools/grading/classroom/nbgrader_autograde.py) instead of running the tests in
 the student's kernel.
 """
 
@@ -53,11 +53,11 @@ c.Exchange.root = os.environ.get("NBGRADER_EXCHANGE") or os.path.join(ROOT, "bui
 # feedback pages. nbgrader's own preprocessors (which run the tests in the student's kernel) are
 # not used; everything else (collect, release_feedback, export) is nbgrader's own.
 # `python -m coursetools grade`'s options for the button: c.TrustedAutograde.grade_args = [...]
-c.Autograde.pre_convert_hook = "coursetools.nbgrader_autograde.register_assignment"
-c.Autograde.sanitize_preprocessors = ["coursetools.nbgrader_autograde.TrustedAutograde"]
+c.Autograde.pre_convert_hook = "coursetools.grading.classroom.nbgrader_autograde.register_assignment"
+c.Autograde.sanitize_preprocessors = ["coursetools.grading.classroom.nbgrader_autograde.TrustedAutograde"]
 c.Autograde.autograde_preprocessors = []
-c.Autograde.exporter_class = "coursetools.nbgrader_autograde.SubmissionExporter"
+c.Autograde.exporter_class = "coursetools.grading.classroom.nbgrader_autograde.SubmissionExporter"
 # 644 in nbgrader's octal digits (its default, 444, would stop `make grade` rewriting the files)
 c.Autograde.permissions = 644
 c.GenerateFeedback.preprocessors = []
-c.GenerateFeedback.exporter_class = "coursetools.nbgrader_autograde.CourseFeedbackExporter"
+c.GenerateFeedback.exporter_class = "coursetools.grading.classroom.nbgrader_autograde.CourseFeedbackExporter"

@@ -1,19 +1,12 @@
-"""Build and grading pipeline of the course (instructors' tools, not part of dplib).
+"""The course's own tools, three products: the grader, the book, and authoring with release.
+Imported by the command line (``python -m coursetools``), tests, bench and examples; never by dplib.
 
-- :mod:`coursetools.release`: ``solutions/`` -> ``notebooks/`` with nbgrader's preprocessors;
-- :mod:`coursetools.authoring`: what a test cell may use, the bans, the linter;
-- :mod:`coursetools.collect`: read a class's submissions without following a link;
-- :mod:`coursetools.grade`: grade one submission (student cells in the kernel, tests in the
-  trusted process, score);
-- :mod:`coursetools.kernel`: one sandboxed kernel reached through its shell channel only;
-- :mod:`coursetools.sandbox`: the kernel launcher (unprivileged uid, namespaces, rlimits);
-- :mod:`coursetools.limits`: one control group per submission (memory, processes, CPU share);
-- :mod:`coursetools.bans`: the grading copy of dplib without the banned functions' code;
-- :mod:`coursetools.bridge`: the plain-data boundary between the grader and the kernel;
-- :mod:`coursetools.trusted`: the trusted process that runs test cells;
-- :mod:`coursetools.executors`: serial, process-pool or Dask fan-out with progress;
-- :mod:`coursetools.feedback`: feedback HTML, grades CSV, summary table;
-- :mod:`coursetools.cli`: ``python -m coursetools {release,validate,grade,course}``.
+- :mod:`coursetools.grading`: grade a class's hand-ins (the sandboxed side, the trusted side, the
+  class level; the rules of who may import whom are in ``tests/test_architecture.py``);
+- :mod:`coursetools.book`: the course as a static site for self-paced readers (pages, API page);
+- :mod:`coursetools.authoring`: the rules a hidden test follows and ``solutions/`` -> ``notebooks/``;
+- :mod:`coursetools.rendering`: the one markdown and maths renderer the book and the feedback share;
+- :mod:`coursetools.cli`: ``python -m coursetools {release,validate,grade,course,book,...}``.
 
-See ``docs/grading.md``.
+See ``docs/grading.md`` (its design section draws the rooms and the trust boundary).
 """

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import nbformat
 
-from coursetools import executors, feedback, regrade
-from coursetools.collect import SubmissionsNotFound, collect_jobs
-from coursetools.grade import Job, Options, grade_job
-from coursetools.release import find_assignments, release_all
+from coursetools.authoring.release import find_assignments, release_all
+from coursetools.grading.classroom import executors, feedback, regrade
+from coursetools.grading.classroom.collect import SubmissionsNotFound, collect_jobs
+from coursetools.grading.grade import Job, Options, grade_job
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "build"
@@ -32,7 +32,9 @@ EXAMPLE_GRADES = BUILD / "example-class-graded"  # make course's grades and feed
 
 
 def _lost(job: Job, exc: BaseException) -> dict:
-    from coursetools.grade import _empty_result  # the same empty shape as a failed submission
+    from coursetools.grading.grade import (
+        _empty_result,  # the same empty shape as a failed submission
+    )
 
     source = nbformat.reads(job.source, as_version=4)
     result = _empty_result(
@@ -172,7 +174,7 @@ def cmd_release(args) -> int:
 
 def cmd_student_copy(args) -> int:
     """Copy the release into the student's working folder; a file already there is never touched."""
-    from coursetools.release import copy_missing
+    from coursetools.authoring.release import copy_missing
 
     try:
         added = copy_missing(args.release, args.work)
@@ -261,7 +263,7 @@ def _options(args) -> Options:
 def _sandbox_mode(options: Options) -> str:
     if options.sandbox != "auto":
         return options.sandbox
-    from coursetools import sandbox
+    from coursetools.grading.sandboxed import sandbox
 
     return sandbox.detect_mode()
 
@@ -313,7 +315,7 @@ def cmd_grade(args) -> int:
     print(report(results, grades, feedback_dir, warnings, unchanged=len(reused)))
     status = 0
     if args.gradebook and graded_jobs:
-        from coursetools import gradebook
+        from coursetools.grading.classroom import gradebook
 
         try:
             coursedir = gradebook.course_directory(args.nbgrader_config)
@@ -511,8 +513,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def cmd_book(args) -> int:
-    """Build the book (coursetools/book.py); per-chapter seconds or "cached", and the total."""
-    from coursetools.book import BookError, build_book
+    """Build the book (coursetools/book/build.py); per-chapter seconds or "cached", and the total."""
+    from coursetools.book.build import BookError, build_book
 
     if args.jobs is not None and args.jobs < 1:
         print(f"--jobs must be >= 1, got {args.jobs}", file=sys.stderr)

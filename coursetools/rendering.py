@@ -13,6 +13,9 @@ and nothing a student wrote able to run or load anything in the reader's browser
   and links restricted to http(s), mailto and in-page anchors.
 * Pages that embed these fragments carry :data:`CONTENT_SECURITY_POLICY`: no scripts, no remote
   images, styles only inline; a fragment that slipped through could still load or run nothing.
+* Every page that shows a notebook's outputs (the book, the feedback, the grader's output capture)
+  strips terminal codes with :data:`ANSI` and keeps a figure only if its bytes start with its
+  format's :data:`SIGNATURES`.
 """
 
 from __future__ import annotations
@@ -27,7 +30,12 @@ from collections.abc import Callable
 import mistune
 from latex2mathml.converter import convert as latex_to_mathml
 
-__all__ = ["CONTENT_SECURITY_POLICY", "markdown_to_html", "math_to_html"]
+__all__ = ["ANSI", "CONTENT_SECURITY_POLICY", "SIGNATURES", "markdown_to_html", "math_to_html"]
+
+#: Terminal escape codes (colours, cursor moves, window titles), removed from shown output text.
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+#: The figure formats a page may show, by the first bytes their data must start with.
+SIGNATURES = {"image/png": b"\x89PNG\r\n\x1a\n", "image/jpeg": b"\xff\xd8\xff"}
 
 #: For a ``<meta http-equiv="Content-Security-Policy">`` of a page showing student content.
 CONTENT_SECURITY_POLICY = (

@@ -28,7 +28,7 @@ import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from coursetools.release import (  # noqa: E402
+from coursetools.authoring.release import (  # noqa: E402
     BEGIN_SOLUTION,
     END_SOLUTION,
     find_assignments,

@@ -17,7 +17,7 @@ PILOT = ROOT / "tests" / "fixtures" / "solutions" / "pilot"
 
 def pilot_course(root: Path) -> Path:
     """``root`` made a course directory: the pilot in solutions/, its release, nbgrader_config.py."""
-    from coursetools.release import release_all
+    from coursetools.authoring.release import release_all
 
     shutil.copytree(PILOT, root / "solutions" / "pilot")
     shutil.copy(ROOT / "nbgrader_config.py", root / "nbgrader_config.py")

@@ -1,4 +1,4 @@
-"""The book's dplib API page says what ``help()`` says (coursetools/apidoc.py).
+"""The book's dplib API page says what ``help()`` says (coursetools/book/apidoc.py).
 
 Every public name has one anchor and its signature; every word of every docstring is on the page
 (markup and maths aside); maths is MathML; cross-references resolve; and a docstring is text:
@@ -17,7 +17,7 @@ from html.parser import HTMLParser
 import pytest
 
 import dplib
-from coursetools.apidoc import _signature, docstring_html, render_api
+from coursetools.book.apidoc import _signature, docstring_html, render_api
 
 
 @pytest.fixture(scope="module")

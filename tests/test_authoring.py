@@ -9,8 +9,9 @@ import nbformat
 import pytest
 
 import dplib
-from coursetools import authoring, bans
-from coursetools.release import find_assignments
+from coursetools.authoring import rules as authoring
+from coursetools.authoring.release import find_assignments
+from coursetools.grading.sandboxed import bans
 
 ROOT = Path(__file__).resolve().parents[1]
 

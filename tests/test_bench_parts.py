@@ -204,7 +204,7 @@ def test_shim_gives_student_functions_the_proxies_map_and_repeat():
     counter = iter(range(100))
     shell.user_ns.update(scale=scale, draw=lambda: next(counter), not_a_function=3)
     hooks[0][1]()
-    # As coursetools.trusted's proxies: a tuple is the positional arguments, anything else one
+    # As coursetools.grading.trusted.runner's proxies: a tuple is the positional arguments, anything else one
     # argument; kwargs shared by every call or one dict per call.
     assert scale.map([(2,), 3, (4, 10)]) == [2, 3, 40]
     assert scale.map([1, 2], {"factor": 5}) == [5, 10]

@@ -1,4 +1,4 @@
-"""The course book (coursetools/book.py): an offline site built from a stripped, executed copy.
+"""The course book (coursetools/book/build.py): an offline site built from a stripped, executed copy.
 
 A tiny course is built once per module, with execution: the pilot fixture (three exercises with
 hidden tests, a written answer) and a chapter made here with a figure, maths, a link to the pilot,
@@ -20,7 +20,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from coursetools import book, book_site, cli
+from coursetools import cli
+from coursetools.book import build as book
+from coursetools.book import pages as book_site
 from coursetools.rendering import markdown_to_html
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -462,8 +464,8 @@ def test_aligned_equations_become_a_mathml_table_not_source():
 
 
 def test_api_page_lists_every_public_dplib_name():
-    if importlib.util.find_spec("coursetools.apidoc") is None:
-        pytest.skip("coursetools.apidoc has not landed yet: the book uses its labelled fallback")
+    if importlib.util.find_spec("coursetools.book.apidoc") is None:
+        pytest.skip("coursetools.book.apidoc has not landed yet: the book uses its labelled fallback")
     import dplib
 
     title, body, toc = book_site.api_page()
@@ -475,7 +477,7 @@ def test_api_page_lists_every_public_dplib_name():
 def test_api_page_fallback_is_labelled_and_complete(monkeypatch):
     import dplib
 
-    monkeypatch.setitem(sys.modules, "coursetools.apidoc", None)  # import fails
+    monkeypatch.setitem(sys.modules, "coursetools.book.apidoc", None)  # import fails
     title, body, toc = book_site.api_page()
     assert "Fallback page" in body
     assert {label for _, _, label in toc} == set(dplib.__all__)

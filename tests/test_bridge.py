@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from coursetools import bridge
+from coursetools.grading import bridge
 
 
 def _round_trip(value, **kw):

@@ -2,7 +2,7 @@
 newcomer's mistake gets a one-line answer.
 
 The grader itself is replaced by a stand-in (:func:`_fake_grade_class`) that returns results
-shaped like :func:`coursetools.grade.grade_job`'s and counts what it was asked to grade: these
+shaped like :func:`coursetools.grading.grade.grade_job`'s and counts what it was asked to grade: these
 tests are about what the command line does around grading (which jobs it grades, what it writes,
 what it keeps, what it says), not about grading, which ``test_grading.py`` covers.
 """
@@ -16,10 +16,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from coursetools import cli, feedback, regrade
-from coursetools.collect import nearest_assignment
-from coursetools.grade import Job, _empty_result
-from coursetools.release import find_assignments, notebook_bytes, release_notebook
+from coursetools import cli
+from coursetools.authoring.release import find_assignments, notebook_bytes, release_notebook
+from coursetools.grading.classroom import feedback, regrade
+from coursetools.grading.classroom.collect import nearest_assignment
+from coursetools.grading.grade import Job, _empty_result
 
 ROOT = Path(__file__).resolve().parents[1]
 PILOT_ROOT = ROOT / "tests" / "fixtures" / "solutions"

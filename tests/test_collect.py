@@ -1,6 +1,6 @@
 """Collecting a hostile class: nothing a student makes is followed, blocks, or leaks into outputs.
 
-``coursetools.cli.collect_jobs`` (in ``coursetools/collect.py``) builds one grading job per
+``coursetools.cli.collect_jobs`` (in ``coursetools/grading/classroom/collect.py``) builds one grading job per
 (student, assignment) from ``SUBMISSIONS/<student>/<assignment>/<assignment>.ipynb``. The grader
 runs as root and students control everything under their own folder, so these tests build
 submission trees with symbolic links (to another student, to the solutions, to the source
@@ -9,7 +9,7 @@ extra files, and names made to attack a spreadsheet or a terminal, and check tha
 its own student's problem while honest students beside them are collected byte for byte.
 
 No Jupyter kernel is needed: the outputs (CSV, terminal table, problem report, feedback paths)
-are checked on result dicts shaped like :func:`coursetools.grade.grade_job`'s.
+are checked on result dicts shaped like :func:`coursetools.grading.grade.grade_job`'s.
 """
 
 from __future__ import annotations
@@ -25,9 +25,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from coursetools import cli, feedback
-from coursetools.grade import Options
-from coursetools.release import notebook_bytes
+from coursetools import cli
+from coursetools.authoring.release import notebook_bytes
+from coursetools.grading.classroom import feedback
+from coursetools.grading.grade import Options
 
 ROOT = Path(__file__).resolve().parents[1]
 PILOT_ROOT = ROOT / "tests" / "fixtures" / "solutions"
@@ -494,7 +495,7 @@ def test_exchange_files_of_the_wrong_kind_or_shape_are_ignored_not_followed(
 
 # ------------------------------------------------------ issue 26: a notebook's shape is capped too
 
-from coursetools import collect as collect_module  # noqa: E402
+from coursetools.grading.classroom import collect as collect_module  # noqa: E402
 
 
 def _markdown_notebook(cells: int, text: str = "x") -> bytes:

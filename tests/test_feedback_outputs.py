@@ -3,7 +3,7 @@
 They come from a second, ungraded *display run* with no hidden test in it: a student whose
 answer records what it is called with, and a later cell that prints the record, must show only
 what the visible tests passed in (issue 16). Every output is bounded and inert
-(:mod:`coursetools.outputs`): text capped and escaped, figures kept only as real PNG/JPEG bytes,
+(:mod:`coursetools.grading.sandboxed.outputs`): text capped and escaped, figures kept only as real PNG/JPEG bytes,
 nothing that can run or load anything.
 """
 
@@ -17,11 +17,11 @@ import nbformat
 import pytest
 from pilot_course import PILOT, fill_answers
 
-from coursetools import authoring
-from coursetools.feedback import render_html
-from coursetools.grade import Job, Options, display_cells, grade_job, merge
-from coursetools.outputs import OutputCollector, OutputLimits
-from coursetools.release import release_notebook
+from coursetools.authoring import rules as authoring
+from coursetools.authoring.release import release_notebook
+from coursetools.grading.classroom.feedback import render_html
+from coursetools.grading.grade import Job, Options, display_cells, grade_job, merge
+from coursetools.grading.sandboxed.outputs import OutputCollector, OutputLimits
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 64
 PNG64 = base64.b64encode(PNG).decode()
@@ -216,7 +216,7 @@ def test_floods_are_cut_and_the_run_goes_on(graded):
 
 
 def test_a_failed_display_run_never_costs_the_grade(monkeypatch):
-    import coursetools.grade as grade
+    import coursetools.grading.grade as grade
 
     def broken(*args, **kwargs):
         raise OSError("no control group for the display run")
@@ -235,8 +235,8 @@ def test_a_failed_display_run_never_costs_the_grade(monkeypatch):
 def test_a_cell_whose_last_outputs_come_late_is_not_said_to_have_lost_any():
     """The kernel's IOPub thread is held for 4 s after a cell (as on a machine at load 15): the
     cell's "idle" comes late, and nothing was cut, so no page may say "output lost" (issue 28)."""
-    from coursetools import sandbox
-    from coursetools.grade import display_run
+    from coursetools.grading.grade import display_run
+    from coursetools.grading.sandboxed import sandbox
 
     source, release = _pilot()
     nb = fill_answers(copy.deepcopy(release))

@@ -1,6 +1,6 @@
-"""The fork server that starts the trusted test runners warm (coursetools/forkserver.py).
+"""The fork server that starts the trusted test runners warm (coursetools/grading/trusted/forkserver.py).
 
-A forked runner must be indistinguishable from ``python -I -m coursetools.trusted`` started
+A forked runner must be indistinguishable from ``python -I -m coursetools.grading.trusted.runner`` started
 afresh: it runs tests over its channel, in the submission's directory, logs to the grader's file,
 and has a random stream of its own. The server must never signal a process that is not one of
 its live children, and must take its children with it when the grader goes away.
@@ -16,7 +16,8 @@ import time
 
 import pytest
 
-from coursetools import forkserver, grade
+from coursetools.grading import grade
+from coursetools.grading.trusted import forkserver
 
 SETUP = {"prelude": ["import numpy as np", "import os"], "answers": []}
 

@@ -1,12 +1,12 @@
 """``make grade`` fills nbgrader's gradebook: the formgrader lists the written answers, export sums.
 
-``coursetools.gradebook.record_results`` takes the trusted grader's results and writes them where
+``coursetools.grading.classroom.gradebook.record_results`` takes the trusted grader's results and writes them where
 nbgrader's own clients read: the gradebook database and the autograded directory. These tests read
 them back through nbgrader's ``NbGraderAPI`` (the object behind the formgrader's pages) and through
 ``nbgrader export`` (the CSV an instructor hands on), so a wrong score, a written answer not
 waiting for a human, a lost manual grade or a missing autograded notebook each fail.
 
-No kernel runs: results are shaped like :func:`coursetools.grade.grade_job`'s, for the pilot
+No kernel runs: results are shaped like :func:`coursetools.grading.grade.grade_job`'s, for the pilot
 fixture (three autograded exercises worth 2 + 2 + 3 points and a written answer worth 1).
 """
 
@@ -23,9 +23,9 @@ import nbformat
 import pytest
 from pilot_course import fill_answers
 
-from coursetools import gradebook
-from coursetools.grade import Job
-from coursetools.release import notebook_bytes, release_notebook
+from coursetools.authoring.release import notebook_bytes, release_notebook
+from coursetools.grading.classroom import gradebook
+from coursetools.grading.grade import Job
 
 ROOT = Path(__file__).resolve().parents[1]
 PILOT = ROOT / "tests" / "fixtures" / "solutions" / "pilot" / "pilot.ipynb"

@@ -71,9 +71,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from coursetools import authoring, cli, feedback, limits, sandbox
-from coursetools.grade import Job, Options, grade_job, merge
-from coursetools.release import notebook_bytes, release_notebook
+from coursetools import cli
+from coursetools.authoring import rules as authoring
+from coursetools.authoring.release import notebook_bytes, release_notebook
+from coursetools.grading.classroom import feedback
+from coursetools.grading.grade import Job, Options, grade_job, merge
+from coursetools.grading.sandboxed import limits, sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
 PILOT_ROOT = ROOT / "tests" / "fixtures" / "solutions"
@@ -401,7 +404,7 @@ def test_the_graders_memory_stays_small_under_a_flood(jobs):
     flood = next(j for j in jobs if j.student == "h_flood")
     flood = dataclasses.replace(flood, options=dataclasses.replace(flood.options, with_outputs=True))
     script = (
-        "import pickle, resource, sys\nfrom coursetools.grade import grade_job\n"
+        "import pickle, resource, sys\nfrom coursetools.grading.grade import grade_job\n"
         "r = grade_job(pickle.loads(sys.stdin.buffer.read()))\n"
         "print(r['score'], resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
     )

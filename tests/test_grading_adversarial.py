@@ -42,10 +42,15 @@ import numpy as np
 import pytest
 from test_grading import OPTIONS, PILOT, PILOT_ROOT, _make_class_module
 
-from coursetools import bridge, cli, collect, feedback, forkserver, limits, trusted
-from coursetools.grade import Job, Options, TrustedRunner
-from coursetools.kernel import _unreadable
-from coursetools.release import notebook_bytes, release_notebook
+from coursetools import cli
+from coursetools.authoring.release import notebook_bytes, release_notebook
+from coursetools.grading import bridge
+from coursetools.grading.classroom import collect, feedback
+from coursetools.grading.grade import Job, Options, TrustedRunner
+from coursetools.grading.sandboxed import limits
+from coursetools.grading.sandboxed.kernel import _unreadable
+from coursetools.grading.trusted import forkserver
+from coursetools.grading.trusted import runner as trusted
 
 MiB = 1024**2
 MEMORY_BOUND_KIB = 600 * 1024  # grader or runner, measured on the flood
@@ -138,7 +143,7 @@ def _answer(release, answers: dict[str, str]):
 # (VmHWM, read just before the grader stops it) comes from the same process.
 MEASURE = r"""
 import json, pickle, re, resource, sys, time
-from coursetools import grade
+from coursetools.grading import grade
 
 peaks = []
 stop = grade.TrustedRunner.stop
@@ -445,7 +450,7 @@ def test_a_runner_growing_past_its_control_group_is_killed_and_the_next_one_serv
 
 def test_without_a_control_group_the_runner_caps_its_own_address_space():
     script = (
-        "from coursetools import trusted\n"
+        "from coursetools.grading.trusted import runner as trusted\n"
         "trusted.limit_memory(256 * 1024**2)\n"
         "try:\n    x = b'1' * (512 * 1024**2)\nexcept MemoryError:\n    print('refused')\n"
         "y = b'1' * (64 * 1024**2)\nprint(len(y))\n"

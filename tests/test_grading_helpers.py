@@ -1,4 +1,4 @@
-"""dplib.grading: the ban declaration hidden tests use (enforced by coursetools/bans.py)."""
+"""dplib.grading: the ban declaration hidden tests use (enforced by coursetools/grading/sandboxed/bans.py)."""
 
 from __future__ import annotations
 
@@ -34,16 +34,17 @@ def test_the_error_a_banned_stub_raises_fails_a_test():
 # ------------------------------------------------------- batched calls: repeat and map_calls
 #
 # A hidden test calls ``repeat(answer, n, ...)``/``map_calls(answer, calls)``. In the trusted
-# grader ``answer`` is a proxy (coursetools.trusted.Remote) and the batch is one round trip; in a
+# grader ``answer`` is a proxy (coursetools.grading.trusted.runner.Remote) and the batch is one round trip; in a
 # plain kernel it is a loop. The two must give the same results: the proxy side is exercised here
-# through the real channel (coursetools.bridge.Server in this process, requests and replies
+# through the real channel (coursetools.grading.bridge.Server in this process, requests and replies
 # serialised to JSON text as with a real kernel).
 
 import base64  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from coursetools import bridge, trusted  # noqa: E402
+from coursetools.grading import bridge  # noqa: E402
+from coursetools.grading.trusted import runner as trusted  # noqa: E402
 from dplib.grading import BATCH_MARKER, map_calls, repeat  # noqa: E402
 
 

@@ -1,4 +1,4 @@
-"""Student notebooks made inert for the formgrader (coursetools.inert, coursetools.formgrader_guard).
+"""Student notebooks made inert for the formgrader (coursetools.grading.classroom.inert, coursetools.grading.classroom.formgrader_guard).
 
 The renderer is the one nbgrader's formgrader uses: nbconvert's ``markdown2html`` (mistune, raw
 HTML passed through, ``javascript:`` links kept). Every rendering is parsed with the standard
@@ -16,8 +16,8 @@ import nbformat
 import pytest
 from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
-from coursetools import formgrader_guard
-from coursetools.inert import JOINER, defuse, inert_notebook, is_safe_id
+from coursetools.grading.classroom import formgrader_guard
+from coursetools.grading.classroom.inert import JOINER, defuse, inert_notebook, is_safe_id
 
 MARKDOWN_TAGS = {
     "p", "a", "em", "strong", "code", "pre", "ul", "ol", "li", "h1", "h2", "h3", "h4", "h5",

@@ -1,4 +1,4 @@
-"""coursetools.limits: one control group per submission, limiting memory (tmpfs too), pids and CPU.
+"""coursetools.grading.sandboxed.limits: one control group per submission, limiting memory (tmpfs too), pids and CPU.
 
 Two kinds of test:
 
@@ -26,8 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from coursetools import limits
-from coursetools.limits import GroupLimits, Layout, SubmissionGroup
+from coursetools.grading.sandboxed import limits
+from coursetools.grading.sandboxed.limits import GroupLimits, Layout, SubmissionGroup
 
 MiB = 1024**2
 SMALL = GroupLimits(memory_bytes=64 * MiB, max_pids=16, cpus=0.25)

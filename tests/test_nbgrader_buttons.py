@@ -31,7 +31,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from pilot_course import PILOT, ROOT, pilot_course  # noqa: E402
 
-from coursetools import feedback, gradebook, nbgrader_autograde  # noqa: E402
+from coursetools.grading.classroom import feedback, gradebook, nbgrader_autograde  # noqa: E402
 
 BIN = Path(sys.executable).parent
 EXPECTED = {

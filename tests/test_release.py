@@ -1,6 +1,6 @@
 """The student release is exactly what `make release` generates from solutions/, and it is sound.
 
-- notebooks/ is byte-for-byte what coursetools.release regenerates (no drift, no hand edits);
+- notebooks/ is byte-for-byte what coursetools.authoring.release regenerates (no drift, no hand edits);
 - generation is deterministic (twice the same bytes; stable cell ids, no outputs, fixed metadata);
 - no solution text and no hidden test reaches a release notebook;
 - every solution notebook passes all its tests with nbgrader's own Validator (``nbgrader
@@ -20,7 +20,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from coursetools.release import (
+from coursetools.authoring.release import (
     BEGIN_HIDDEN,
     BEGIN_SOLUTION,
     END_HIDDEN,
@@ -144,7 +144,7 @@ def _make_class():
 
 def _grade_solution(path: str) -> dict:
     """The solution as a student would hand it in, graded by the real (trusted) grader."""
-    from coursetools.grade import Job, Options, grade_job
+    from coursetools.grading.grade import Job, Options, grade_job
 
     source = Path(path)
     name = source.stem

@@ -36,9 +36,11 @@ import nbformat
 import pytest
 from test_grading import PILOT, _make_class_module
 
-from coursetools import cli, feedback, sandbox
-from coursetools.grade import Job, Options, grade_job
-from coursetools.release import notebook_bytes, release_notebook
+from coursetools import cli
+from coursetools.authoring.release import notebook_bytes, release_notebook
+from coursetools.grading.classroom import feedback
+from coursetools.grading.grade import Job, Options, grade_job
+from coursetools.grading.sandboxed import sandbox
 
 MiB = 1024**2
 ROOT = os.geteuid() == 0
@@ -401,7 +403,7 @@ time.sleep(12)  # hold it all while the neighbour is graded
 """
 
 GRADE = (
-    "import pickle, sys\nfrom coursetools.grade import grade_job\n"
+    "import pickle, sys\nfrom coursetools.grading.grade import grade_job\n"
     "r = grade_job(pickle.loads(sys.stdin.buffer.read()))\n"
     "sys.stdout.buffer.write(pickle.dumps(r))\n"
 )

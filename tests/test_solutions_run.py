@@ -10,7 +10,7 @@ need it to run:
   tests' batched calls (``dplib.grading.repeat``/``map_calls``) work on plain functions;
 - raw ``nbgrader autograde``, with a plain configuration (none of the course's), gives the
   example class (``examples/make_class.py``: ada_full, bob_partial, cy_blank) exactly the scores
-  the trusted grader gives it (``coursetools.grade.grade_job``, what ``make grade`` runs).
+  the trusted grader gives it (``coursetools.grading.grade.grade_job``, what ``make grade`` runs).
 
 The nine solutions run once, two at a time (one per core). The raw-nbgrader comparison runs on
 :data:`RAW_ASSIGNMENTS` only: it grades each of their three students twice (raw, then trusted),
@@ -32,7 +32,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from coursetools.release import find_assignments
+from coursetools.authoring.release import find_assignments
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "solutions"
@@ -187,9 +187,9 @@ def _raw_nbgrader(assignment: str) -> dict[str, dict[str, float]]:
 
 
 def _trusted(assignment: str, student: str) -> dict[str, float]:
-    """The trusted grader's points per test cell (``coursetools.grade.grade_job``, as make grade)."""
-    from coursetools.grade import Job, Options, grade_job
-    from coursetools.release import notebook_bytes, release_notebook
+    """The trusted grader's points per test cell (``coursetools.grading.grade.grade_job``, as make grade)."""
+    from coursetools.authoring.release import notebook_bytes, release_notebook
+    from coursetools.grading.grade import Job, Options, grade_job
 
     source = SOURCES[assignment]
     nb = nbformat.read(source, as_version=4)

@@ -20,7 +20,7 @@ import nbformat
 import pytest
 
 from coursetools import cli
-from coursetools.release import copy_missing, release_all
+from coursetools.authoring.release import copy_missing, release_all
 
 ROOT = Path(__file__).resolve().parents[1]
 PILOT = ROOT / "tests" / "fixtures" / "solutions"

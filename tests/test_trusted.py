@@ -1,6 +1,6 @@
 """The trusted test runner: verdicts, partial credit and what the feedback may say.
 
-The kernel is replaced by an in-process :class:`coursetools.bridge.Server` over a namespace of
+The kernel is replaced by an in-process :class:`coursetools.grading.bridge.Server` over a namespace of
 "student" objects, reached through the same encode/decode path as a real kernel (the requests
 and replies are serialised to JSON text both ways), so these tests run in milliseconds.
 """
@@ -12,7 +12,8 @@ import base64
 import numpy as np
 import pytest
 
-from coursetools import bridge, trusted
+from coursetools.grading import bridge
+from coursetools.grading.trusted import runner as trusted
 
 
 class LocalLink(trusted.KernelLink):

@@ -3,7 +3,7 @@
 The hub starts instructors' servers in ``COURSE_ROOT`` with this directory on
 ``JUPYTER_CONFIG_PATH``; the course's ``nbgrader_config.py`` reads ``NBGRADER_EXCHANGE`` and
 makes the formgrader's Autograde and Generate Feedback buttons grade with the course's trusted
-grader (:mod:`coursetools.nbgrader_autograde`), so loading it here is what makes them safe.
+grader (:mod:`coursetools.grading.classroom.nbgrader_autograde`), so loading it here is what makes them safe.
 """
 
 import os

@@ -17,7 +17,7 @@ import re
 import pytest
 from conftest import ROOT
 
-from coursetools.book import build_book
+from coursetools.book.build import build_book
 
 
 def _course_module():

@@ -12,7 +12,7 @@ import re
 import nbformat
 from conftest import ROOT
 
-from coursetools.feedback import render_html
+from coursetools.grading.classroom.feedback import render_html
 
 NOTEBOOK = ROOT / "solutions" / "05_gaussian_mechanism" / "05_gaussian_mechanism.ipynb"
 

@@ -3,7 +3,7 @@ instructor menu items (issue 28, items 4 and 5).
 
 JupyterHub 5's single-user servers send ``frame-ancestors 'none'``, so JupyterLab could not frame
 the formgrader (a blank panel, "refused to connect"); the instructor's server loads
-``coursetools.formgrader_guard`` (``deploy/jupyter``), whose policy allows framing by the same
+``coursetools.grading.classroom.formgrader_guard`` (``deploy/jupyter``), whose policy allows framing by the same
 origin only. Students' servers disable nbgrader's formgrader, create-assignment and course-list
 plugins (``deploy/student/labconfig/page_config.json``), so the Nbgrader menu offers them only
 what works for them.

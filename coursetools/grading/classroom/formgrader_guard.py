@@ -1,6 +1,6 @@
 """A Jupyter server extension that keeps student work inert in the instructor's Jupyter.
 
-One job: the second wall behind :mod:`coursetools.inert`. nbgrader's formgrader renders a
+One job: the second wall behind :mod:`coursetools.grading.classroom.inert`. nbgrader's formgrader renders a
 student's notebook into a page of the Jupyter origin, where a script could read every solution
 and hidden test through the contents API, write files or open a terminal as the instructor. The
 first wall is the file: ``make grade`` writes the autograded notebooks inert. This extension,
@@ -9,7 +9,7 @@ loaded by the server that ``make lab`` and the hub's instructors start
 way (nbgrader's own *Autograde* button, a hand-copied file):
 
 * **Render inert.** The formgrader's exporter is wrapped: every notebook it renders goes through
-  :func:`coursetools.inert.inert_notebook` first, and its markdown through the course's own
+  :func:`coursetools.grading.classroom.inert.inert_notebook` first, and its markdown through the course's own
   renderer (raw HTML escaped, maths as MathML: the page needs no MathJax from a CDN, which fails
   offline).
 * **No inline script runs** (Content-Security-Policy). Every page of the server gets
@@ -20,7 +20,7 @@ way (nbgrader's own *Autograde* button, a hand-copied file):
   *template*: for a submission, computed by rendering the same page around an empty notebook, so a
   script that a student managed to put in the notebook part has no hash and is refused.
 
-Enable it with ``c.ServerApp.jpserver_extensions.update({"coursetools.formgrader_guard": True})``.
+Enable it with ``c.ServerApp.jpserver_extensions.update({"coursetools.grading.classroom.formgrader_guard": True})``.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from typing import Any
 
 import nbformat
 
-from coursetools.inert import inert_notebook
+from coursetools.grading.classroom.inert import inert_notebook
 from coursetools.rendering import markdown_to_html
 
 __all__ = ["SERVER_POLICY", "policy", "script_hashes"]
@@ -213,7 +213,7 @@ def _patch_formgrader() -> bool:
 
 
 def _jupyter_server_extension_points() -> list[dict]:
-    return [{"module": "coursetools.formgrader_guard"}]
+    return [{"module": "coursetools.grading.classroom.formgrader_guard"}]
 
 
 def _load_jupyter_server_extension(serverapp) -> None:
@@ -221,6 +221,6 @@ def _load_jupyter_server_extension(serverapp) -> None:
     headers["Content-Security-Policy"] = SERVER_POLICY
     patched = _patch_formgrader()
     serverapp.log.info(
-        "coursetools.formgrader_guard: Content-Security-Policy set%s",
+        "coursetools.grading.classroom.formgrader_guard: Content-Security-Policy set%s",
         "; formgrader pages render inert" if patched else " (nbgrader not installed)",
     )

@@ -13,7 +13,7 @@ tools look, so the instructor's loop runs in nbgrader's clients:
   there), and the autograded directory (``build/nbgrader/autograded/<student>/<assignment>/<notebook>.ipynb``)
   gets the notebook that was graded (the student's answers in the source's cells, hidden tests
   included), each test cell carrying the grader's verdict as its output: the file the formgrader
-  shows beside its score boxes. Both are written inert (:func:`coursetools.inert.inert_notebook`:
+  shows beside its score boxes. Both are written inert (:func:`coursetools.grading.classroom.inert.inert_notebook`:
   no raw HTML, script link, rich output or forged metadata a renderer could make live), because
   the formgrader renders them in the instructor's Jupyter origin; a student or assignment name
   that could carry markup is refused with a problem line instead of entering the gradebook;
@@ -23,8 +23,8 @@ tools look, so the instructor's loop runs in nbgrader's clients:
 - ``nbgrader export`` then writes final grades (autograded + manual) as CSV (``make export``).
 
 nbgrader's own autograder never runs a test: the grades are those of the trusted grader
-(``coursetools.grade``); in the course directory nbgrader's Autograde and Generate Feedback are
-routed to it too (``coursetools.nbgrader_autograde``, docs/grading.md).
+(``coursetools.grading.grade``); in the course directory nbgrader's Autograde and Generate Feedback are
+routed to it too (``coursetools.grading.classroom.nbgrader_autograde``, docs/grading.md).
 """
 
 from __future__ import annotations
@@ -41,8 +41,8 @@ from pathlib import Path
 import nbformat
 from nbformat.notebooknode import NotebookNode
 
-from coursetools.grade import Job, merge
-from coursetools.inert import inert_notebook
+from coursetools.grading.classroom.inert import inert_notebook
+from coursetools.grading.grade import Job, merge
 
 __all__ = [
     "course_directory",
@@ -52,7 +52,7 @@ __all__ = [
     "result_path",
 ]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 CONFIG = ROOT / "nbgrader_config.py"
 
 
@@ -105,7 +105,7 @@ def _register_assignment(db_url: str, job: Job) -> None:
 def register_assignment(db_url: str, job: Job) -> None:
     """Put ``job``'s assignment, notebook and graded cells in the gradebook, as ``record_results`` does.
 
-    For nbgrader's own Autograde (:mod:`coursetools.nbgrader_autograde`), which needs them before
+    For nbgrader's own Autograde (:mod:`coursetools.grading.classroom.nbgrader_autograde`), which needs them before
     it grades: the course never runs ``nbgrader generate_assignment``.
     """
     with open_gradebook(db_url) as gradebook:
@@ -118,7 +118,7 @@ def result_path(coursedir, student: str, assignment: str, notebook_id: str) -> P
 
     Beside the autograded directory (``build/nbgrader/results/<student>/<assignment>/``), so that
     nbgrader's ``generate_feedback`` renders the course's feedback page from it
-    (:class:`coursetools.nbgrader_autograde.CourseFeedbackExporter`).
+    (:class:`coursetools.grading.classroom.nbgrader_autograde.CourseFeedbackExporter`).
     """
     parent = os.path.dirname(os.path.normpath(coursedir.autograded_directory))
     step = os.path.join(parent, "results") if parent else "results"
@@ -259,7 +259,7 @@ def _feedback_for_exchange(coursedir, job: Job, result: dict, notebook_id: str) 
     nbgrader names the released file by a hash of the submission's secret and the notebook, so
     only the student who handed in that submission can fetch it (``fetch_feedback``).
     """
-    from coursetools.feedback import render_html
+    from coursetools.grading.classroom.feedback import render_html
 
     folder = Path(coursedir.format_path(coursedir.feedback_directory, job.student, job.assignment))
     folder.mkdir(parents=True, exist_ok=True)
@@ -278,7 +278,7 @@ def record_results(
     Parameters
     ----------
     jobs, results : sequences of the same length
-        The grading jobs and ``coursetools.grade.grade_job``'s result for each.
+        The grading jobs and ``coursetools.grading.grade.grade_job``'s result for each.
     coursedir : nbgrader.coursedir.CourseDirectory, optional
         Where the gradebook and the autograded notebooks live (default: ``nbgrader_config.py``).
 

@@ -3,7 +3,7 @@
 One job: from ``solutions/`` to ``_build/html/``, offline at build and at read time.
 
 1. **Strip.** Each chapter is read from its instructor notebook and its student release
-   (:func:`coursetools.release.release_notebook`: no hidden test, no mark scheme). A reader sees
+   (:func:`coursetools.authoring.release.release_notebook`: no hidden test, no mark scheme). A reader sees
    the prose, the exercise's starter code (the release cell, its ``# YOUR CODE HERE`` /
    ``raise NotImplementedError()`` stub shown as ``...``), the solution folded behind *Show
    solution*, the visible tests with their outputs, and for written questions a model answer
@@ -15,9 +15,9 @@ One job: from ``solutions/`` to ``_build/html/``, offline at build and at read t
 3. **Cache.** An executed chapter is kept in ``build/book/cache/`` under a hash of everything its
    outputs depend on (the notebook run, the source notebook and its folder's files, dplib's
    files, Python's and every installed package's version), so rebuilding re-renders only.
-4. **Render.** :mod:`coursetools.book_site` writes one page per chapter, a landing page (chapter
+4. **Render.** :mod:`coursetools.book.pages` writes one page per chapter, a landing page (chapter
    map from each chapter's first cell, the README's commands), the dplib API page (from
-   ``coursetools.apidoc`` when present), the grading guides, ``static/book.css`` and the figures
+   ``coursetools.book.apidoc`` when present), the grading guides, ``static/book.css`` and the figures
    as files under ``figures/<chapter>/``.
 """
 
@@ -43,15 +43,15 @@ from typing import TextIO
 import nbformat
 from nbformat.notebooknode import NotebookNode
 
-from coursetools import book_site as site
-from coursetools.authoring import split_hidden
-from coursetools.release import (
+from coursetools.authoring.release import (
     BEGIN_SOLUTION,
     END_SOLUTION,
     find_assignments,
     notebook_bytes,
     release_notebook,
 )
+from coursetools.authoring.rules import split_hidden
+from coursetools.book import pages as site
 from coursetools.rendering import markdown_to_html
 
 __all__ = [
@@ -72,7 +72,7 @@ __all__ = [
     "run_chapters",
 ]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = ROOT / "_build" / "html"
 DEFAULT_CACHE = ROOT / "build" / "book" / "cache"
 CACHE_VERSION = "book-1"  # bump when what the cache holds changes meaning

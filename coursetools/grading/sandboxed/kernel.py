@@ -1,6 +1,6 @@
 """One sandboxed kernel for one submission: start it, run code in it, stop it.
 
-One job: launch an IPython kernel through the sandbox launcher (:mod:`coursetools.sandbox`) and
+One job: launch an IPython kernel through the sandbox launcher (:mod:`coursetools.grading.sandboxed.sandbox`) and
 exchange execute requests with it over the shell channel only. The grader never subscribes to the
 kernel's output broadcast (IOPub): nothing a student prints, displays or raises reaches the
 grader's memory, and the only data that comes back is the execute reply, whose size ZeroMQ caps
@@ -13,13 +13,13 @@ Every start uses fresh directories made by root outside the workspace: a run dir
 connection file and sockets (the kernel may add sockets but not replace root's files) and an empty
 mount point on which the launcher mounts the private workspace. In bwrap and setuid modes the run
 directory is a 1 MiB tmpfs of 64 inodes mounted for this start and detached when the kernel stops
-(:func:`coursetools.sandbox.mount_run_dir`): a kernel that fills it fills only its own, never the
+(:func:`coursetools.grading.sandboxed.sandbox.mount_run_dir`): a kernel that fills it fills only its own, never the
 host's ``TMPDIR``. In rlimit mode (not root) it is a plain directory, capped per file only. A hung
 or dead kernel is reported as such; the caller restarts it.
 
-The one exception is the *display run* (:func:`coursetools.grade.display_run`), which runs no
+The one exception is the *display run* (:func:`coursetools.grading.grade.display_run`), which runs no
 test and exists to show the student their own outputs: a session made with an
-:class:`~coursetools.outputs.OutputCollector` also subscribes to IOPub, with each message capped by
+:class:`~coursetools.grading.sandboxed.outputs.OutputCollector` also subscribes to IOPub, with each message capped by
 ZeroMQ (``MAXMSGSIZE``) and the queue by its high-water mark, and hands every output of its cells
 to the collector, which keeps a bounded, inert copy. A cell's outputs are complete when the
 kernel's "idle" status for that request arrives on IOPub (the protocol publishes it after the
@@ -42,9 +42,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from coursetools import bridge
-from coursetools import sandbox as sbx
-from coursetools.outputs import OutputCollector
+from coursetools.grading import bridge
+from coursetools.grading.sandboxed import sandbox as sbx
+from coursetools.grading.sandboxed.outputs import OutputCollector
 
 __all__ = ["Outcome", "KernelSession", "BRIDGE_MODULE"]
 
@@ -78,8 +78,8 @@ def _unreadable(frames: list) -> bool:
     reply may put its bulk anywhere in the message, not only in the bridge's reply text):
 
     - more JSON values than the bridge accepts (the count of
-      :func:`coursetools.bridge.count_parts`): ``[{},{},...]`` is 24 times its size as objects;
-    - a frame over :data:`coursetools.bridge.MAX_TEXT_BYTES` with a byte outside ASCII or a
+      :func:`coursetools.grading.bridge.count_parts`): ``[{},{},...]`` is 24 times its size as objects;
+    - a frame over :data:`coursetools.grading.bridge.MAX_TEXT_BYTES` with a byte outside ASCII or a
       ``\\u`` escape above U+00FF: one character beyond Latin-1 makes its whole string 2 or 4
       bytes a character. An honest large reply is the bridge's ASCII text of an array.
     """

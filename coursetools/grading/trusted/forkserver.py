@@ -1,10 +1,10 @@
 """A warm parent for the trusted test runners: import once, fork a runner per submission.
 
-One job: hand the grader a fresh trusted runner (:mod:`coursetools.trusted`) without paying for
-its imports every time. Starting ``python -I -m coursetools.trusted`` costs about one CPU-second a
+One job: hand the grader a fresh trusted runner (:mod:`coursetools.grading.trusted.runner`) without paying for
+its imports every time. Starting ``python -I -m coursetools.grading.trusted.runner`` costs about one CPU-second a
 submission, nearly all of it importing numpy, scipy and dplib before the first test can run; on
 two cores that was a fifth of the CPU a class takes to grade. The fork server is started once per
-grading process as ``python -I -m coursetools.forkserver`` (same interpreter, same environment as a
+grading process as ``python -I -m coursetools.grading.trusted.forkserver`` (same interpreter, same environment as a
 runner), imports :data:`WARM_MODULES`, and then forks one runner per request, the way
 :mod:`multiprocessing`'s ``forkserver`` start method does.
 
@@ -14,7 +14,7 @@ before it serves, else it refuses and the grader starts runners the slow way). A
 numpy's legacy global generator (Python's :mod:`random` re-seeds itself after ``fork``), so no two
 runners share a random stream. The child ``chdir``\\ s to the submission's directory, takes the
 channel the grader passed it as stdin and stdout and the grader's log file as stderr, and runs
-:func:`coursetools.trusted.main`.
+:func:`coursetools.grading.trusted.runner.main`.
 
 The protocol, on a Unix socket the server inherits (its descriptor is the one argument; one
 request at a time):
@@ -28,11 +28,11 @@ Children that ended by themselves are reaped before each request. The server exi
 children, when its socket closes, which is when the grading process that started it ends.
 
 Each runner's memory is its own: the server makes a control group for every child it forks
-(:mod:`coursetools.limits`, cgroup v2 or v1 as for the kernels, :data:`RUNNER_LIMITS`), the child
+(:mod:`coursetools.grading.sandboxed.limits`, cgroup v2 or v1 as for the kernels, :data:`RUNNER_LIMITS`), the child
 enters it before it reads anything, and the group is removed when the child is reaped or killed.
 Where no group can be made (no cgroups, not root), the runner caps its own address space instead
-(``RLIMIT_AS``, :func:`coursetools.trusted.limit_memory`). Either way a test whose replies or
-computations grow past :data:`coursetools.trusted.RUNNER_MEMORY_BYTES` ends that runner, not the
+(``RLIMIT_AS``, :func:`coursetools.grading.trusted.runner.limit_memory`). Either way a test whose replies or
+computations grow past :data:`coursetools.grading.trusted.runner.RUNNER_MEMORY_BYTES` ends that runner, not the
 grading process.
 """
 
@@ -52,7 +52,7 @@ __all__ = ["ForkServer", "WARM_MODULES", "shared", "serve"]
 
 #: Imported once by the server: what the test cells' imports (their "prelude") and the runner use.
 WARM_MODULES = (
-    "coursetools.trusted",
+    "coursetools.grading.trusted.runner",
     "numpy",
     "scipy.stats",
     "scipy.special",
@@ -108,8 +108,8 @@ def _threads() -> int:
 def _runner_group():
     """A control group for the next runner, or None (no cgroups here, or not allowed)."""
     try:
-        from coursetools import limits
-        from coursetools.trusted import RUNNER_MEMORY_BYTES
+        from coursetools.grading.sandboxed import limits
+        from coursetools.grading.trusted.runner import RUNNER_MEMORY_BYTES
 
         return limits.SubmissionGroup.create(
             "runner", limits.GroupLimits(memory_bytes=RUNNER_MEMORY_BYTES, **RUNNER_LIMITS)
@@ -134,14 +134,15 @@ def _child(channel: int, log: int, cwd: str, procs_files: list[str] | None = Non
     """
     code = 0
     try:
-        from coursetools import limits, trusted
+        from coursetools.grading.sandboxed import limits
+        from coursetools.grading.trusted import runner
 
         try:
             limits.enter_procs_files(procs_files or ())
         except OSError:  # the group went away: the backstop below
             procs_files = None
         if not procs_files:
-            trusted.limit_memory()
+            runner.limit_memory()
         os.chdir(cwd)
         os.dup2(channel, 0)
         os.dup2(channel, 1)
@@ -152,7 +153,7 @@ def _child(channel: int, log: int, cwd: str, procs_files: list[str] | None = Non
         numpy = sys.modules.get("numpy")
         if numpy is not None:
             numpy.random.seed()  # from the OS's entropy, as at a fresh import
-        trusted.main(limit=False)
+        runner.main(limit=False)
     except BaseException:  # noqa: BLE001 - reported on the runner's log, then exit
         code = 1
         try:
@@ -248,7 +249,7 @@ class ForkServer:
         self.owner = os.getpid()
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-I", "-m", "coursetools.forkserver", str(theirs.fileno())],
+                [sys.executable, "-I", "-m", "coursetools.grading.trusted.forkserver", str(theirs.fileno())],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,

@@ -14,20 +14,18 @@ a student's code printed or displayed:
 The whole notebook shares one budget (:attr:`OutputLimits.notebook_bytes`); past it, outputs are
 dropped and a single note says so. Only outputs of the display run are collected (never those of
 a graded run, where a hidden test's inputs could reach what a later cell prints: see
-:func:`coursetools.grade.display_run`).
+:func:`coursetools.grading.grade.display_run`).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import re
 from dataclasses import dataclass
 
-__all__ = ["OutputLimits", "OutputCollector", "ANSI"]
+from coursetools.rendering import ANSI, SIGNATURES
 
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
-SIGNATURES = {"image/png": b"\x89PNG\r\n\x1a\n", "image/jpeg": b"\xff\xd8\xff"}
+__all__ = ["OutputLimits", "OutputCollector", "ANSI"]
 
 
 @dataclass(frozen=True)

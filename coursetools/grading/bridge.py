@@ -2,7 +2,7 @@
 
 One job: turn values into plain data and back, strictly, in both directions, and serve the
 grader's requests inside the kernel. Hidden tests run in a trusted process
-(:mod:`coursetools.trusted`); every student function they call and every student value they read
+(:mod:`coursetools.grading.trusted.runner`); every student function they call and every student value they read
 crosses this boundary as data:
 
 - ``None``, ``bool``, ``int``, ``float`` (NaN and infinities included), ``str``, ``bytes``,
@@ -191,7 +191,7 @@ def decode(
     generators in order. ``text(value)``, when given, is applied to every ``str`` and ``bytes``
     decoded (dict keys included) and every numpy array or scalar of string dtype, and its result
     used instead: the grader wraps the student's
-    strings so that they are never printed (:class:`coursetools.trusted.StudentText`).
+    strings so that they are never printed (:class:`coursetools.grading.trusted.runner.StudentText`).
     """
     budget = _Budget() if _budget is None else _budget
     budget.spend()

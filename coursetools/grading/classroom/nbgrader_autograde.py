@@ -1,15 +1,15 @@
 """nbgrader's *Autograde* and *Generate Feedback*, done by the course's trusted grader.
 
-One job: plug :mod:`coursetools.grade` into nbgrader's own converters, so that the formgrader's
+One job: plug :mod:`coursetools.grading.grade` into nbgrader's own converters, so that the formgrader's
 buttons and ``nbgrader autograde`` / ``nbgrader generate_feedback`` (run from the course
 directory) grade exactly as ``make grade`` does. The course's ``nbgrader_config.py`` sets::
 
-    c.Autograde.pre_convert_hook = "coursetools.nbgrader_autograde.register_assignment"
-    c.Autograde.sanitize_preprocessors = ["coursetools.nbgrader_autograde.TrustedAutograde"]
+    c.Autograde.pre_convert_hook = "coursetools.grading.classroom.nbgrader_autograde.register_assignment"
+    c.Autograde.sanitize_preprocessors = ["coursetools.grading.classroom.nbgrader_autograde.TrustedAutograde"]
     c.Autograde.autograde_preprocessors = []
-    c.Autograde.exporter_class = "coursetools.nbgrader_autograde.SubmissionExporter"
+    c.Autograde.exporter_class = "coursetools.grading.classroom.nbgrader_autograde.SubmissionExporter"
     c.GenerateFeedback.preprocessors = []
-    c.GenerateFeedback.exporter_class = "coursetools.nbgrader_autograde.CourseFeedbackExporter"
+    c.GenerateFeedback.exporter_class = "coursetools.grading.classroom.nbgrader_autograde.CourseFeedbackExporter"
 
 What then happens for one (student, assignment):
 
@@ -21,14 +21,14 @@ What then happens for one (student, assignment):
   :class:`TrustedAutograde` and nothing else. :class:`SubmissionExporter` hands the sanitising
   pass an empty notebook instead of parsing the student's file;
 - :class:`TrustedAutograde` builds the grading job from nbgrader's submitted directory with
-  :mod:`coursetools.collect`'s own reader (no link followed, size and shape capped, nbgrader's
+  :mod:`coursetools.grading.classroom.collect`'s own reader (no link followed, size and shape capped, nbgrader's
   exchange timestamp and secret kept), grades it with :func:`coursetools.cli.grade_class` (the
   student's cells in the sandboxed kernel, the tests in the trusted runner, ``make grade``'s
-  options), and records it with :func:`coursetools.gradebook.record_results`: the same gradebook
+  options), and records it with :func:`coursetools.grading.classroom.gradebook.record_results`: the same gradebook
   rows, the same inert autograded notebook, the same feedback page for an exchange submission,
-  and the result kept for Generate Feedback (:func:`coursetools.gradebook.result_path`);
+  and the result kept for Generate Feedback (:func:`coursetools.grading.classroom.gradebook.result_path`);
 - :class:`CourseFeedbackExporter` makes nbgrader's Generate Feedback write the course's feedback
-  page (:func:`coursetools.feedback.render_html`) from that kept result, where
+  page (:func:`coursetools.grading.classroom.feedback.render_html`) from that kept result, where
   ``nbgrader release_feedback`` finds it.
 
 Collect, release, release_feedback, export and the rest are nbgrader's own, unchanged.
@@ -49,8 +49,9 @@ from nbconvert.exporters import Exporter, NotebookExporter
 from nbconvert.preprocessors import Preprocessor
 from traitlets import List, Unicode, default
 
-from coursetools import cli, collect, feedback, gradebook
-from coursetools.grade import Job, Options
+from coursetools import cli
+from coursetools.grading.classroom import collect, feedback, gradebook
+from coursetools.grading.grade import Job, Options
 
 __all__ = [
     "CourseFeedbackExporter",
@@ -112,7 +113,7 @@ def grading_options(coursedir, grade_args: list[str] | tuple[str, ...] = ()) -> 
 def submission_job(coursedir, student: str, assignment: str, options: Options) -> Job:
     """The grading job of one submission in nbgrader's submitted directory.
 
-    Read as ``make grade`` reads a class (:mod:`coursetools.collect`): the notebook
+    Read as ``make grade`` reads a class (:mod:`coursetools.grading.classroom.collect`): the notebook
     ``<submitted>/<student>/<assignment>/<assignment>.ipynb`` without following a link, capped
     in size and shape, with the exchange's timestamp and secret when nbgrader's collect left
     them. Anything wrong with it is the job's problem (0 points, said why), never an exception.
@@ -225,7 +226,7 @@ class TrustedAutograde(Preprocessor):
 
     Given the notebook nbgrader is autograding, it grades the submission on disk (see the module
     docstring), records the result in the gradebook, and returns the autograded notebook that
-    :func:`coursetools.gradebook.record_results` wrote, which nbgrader then writes again.
+    :func:`coursetools.grading.classroom.gradebook.record_results` wrote, which nbgrader then writes again.
     """
 
     @default("enabled")
@@ -272,7 +273,7 @@ def keep_only_course_files(notebook: Path, job: Job) -> list[str]:
     feedback* sends every ``.html`` file out. ``make grade`` takes only the notebook; so does
     this: kept are the autograded notebook, the assignment's own files (from the source
     directory) and the exchange's timestamp and secret, written again from the values
-    :mod:`coursetools.collect` validated. Links are removed, never followed.
+    :mod:`coursetools.grading.classroom.collect` validated. Links are removed, never followed.
 
     Returns
     -------
@@ -298,7 +299,7 @@ def keep_only_course_files(notebook: Path, job: Job) -> list[str]:
 class CourseFeedbackExporter(Exporter):
     """nbgrader's Generate Feedback exporter: the course's feedback page, not nbgrader's.
 
-    The page is :func:`coursetools.feedback.render_html` of the result the trusted grader kept
+    The page is :func:`coursetools.grading.classroom.feedback.render_html` of the result the trusted grader kept
     for that notebook (``make grade`` or Autograde), the very page ``make grade`` writes.
     """
 

@@ -99,7 +99,7 @@ def _config():
     from traitlets.config import Config
     from traitlets.config.loader import PyFileConfigLoader
 
-    path = Path(__file__).resolve().parents[1] / "nbgrader_config.py"
+    path = Path(__file__).resolve().parents[2] / "nbgrader_config.py"
     if not path.is_file():
         return Config()
     return PyFileConfigLoader(path.name, str(path.parent)).load_config()

@@ -1,6 +1,6 @@
 """Per-student feedback pages and the class's grade table.
 
-One job: turn grading results (dicts from :func:`coursetools.grade.grade_job`) into files a
+One job: turn grading results (dicts from :func:`coursetools.grading.grade.grade_job`) into files a
 person reads: one HTML page per (student, assignment), the grades CSV, and the text summary.
 
 The feedback page shows the student's own cells, markdown and maths rendered offline
@@ -11,7 +11,7 @@ Tests are named by the exercise they grade ("Exercise 3 (2 points): ..."), taken
 above them, and the score table links each to its cell on the page. It never shows a hidden test's source, unlike nbgrader's feedback (#917, #1363), nor
 any output of the graded run; with ``grade --with-outputs`` each code cell is followed by the text
 and figures it produced in a separate display run that contains no hidden test
-(:func:`coursetools.grade.display_run`).
+(:func:`coursetools.grading.grade.display_run`).
 """
 
 from __future__ import annotations
@@ -22,8 +22,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from coursetools.outputs import SIGNATURES
-from coursetools.rendering import CONTENT_SECURITY_POLICY, markdown_to_html
+from coursetools.rendering import CONTENT_SECURITY_POLICY, SIGNATURES, markdown_to_html
 
 __all__ = [
     "display_name",
@@ -247,7 +246,7 @@ _BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
 
 
 def _outputs_html(outputs: Iterable[dict]) -> list[str]:
-    """A code cell's outputs from the display run (:mod:`coursetools.outputs`): text, figures."""
+    """A code cell's outputs from the display run (:mod:`coursetools.grading.sandboxed.outputs`): text, figures."""
     parts = []
     for output in outputs:
         kind = output.get("kind")

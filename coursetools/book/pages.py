@@ -1,6 +1,6 @@
 """HTML of the course book: page template, style sheet, cells and outputs, landing and API pages.
 
-One job: turn already-stripped content (see :mod:`coursetools.book`, which decides what a reader
+One job: turn already-stripped content (see :mod:`coursetools.book.build`, which decides what a reader
 may see) into static pages that load nothing from the network:
 
 * maths is MathML from :mod:`coursetools.rendering` (rendered natively by the browser: no
@@ -9,7 +9,7 @@ may see) into static pages that load nothing from the network:
 * every page carries :data:`BOOK_CSP`: no script at all, styles and images only from the site;
 * a solution is folded in a ``<details>`` element, closed until the reader opens it (no script);
 * the landing page's chapter map comes from each chapter's first cell and the README (its
-  commands quoted verbatim), the dplib page from ``coursetools.apidoc`` (or a labelled fallback).
+  commands quoted verbatim), the dplib page from ``coursetools.book.apidoc`` (or a labelled fallback).
 """
 
 from __future__ import annotations
@@ -22,8 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from coursetools.outputs import ANSI, SIGNATURES
-from coursetools.rendering import markdown_to_html
+from coursetools.rendering import ANSI, SIGNATURES, markdown_to_html
 
 __all__ = [
     "BOOK_CSP",
@@ -119,7 +118,7 @@ def stylesheet() -> str:
     from pygments.formatters import HtmlFormatter
 
     try:
-        from coursetools.apidoc import API_CSS
+        from coursetools.book.apidoc import API_CSS
     except ModuleNotFoundError:
         API_CSS = ""
     return (
@@ -491,11 +490,11 @@ in nbgrader's formgrader (<code>make lab</code>). The guides: {guides}.</p>
 
 
 def api_page() -> tuple[str, str, list[tuple[int, str, str]]]:
-    """(title, body HTML, toc) of the dplib API page: ``coursetools.apidoc`` or a fallback."""
+    """(title, body HTML, toc) of the dplib API page: ``coursetools.book.apidoc`` or a fallback."""
     try:
-        from coursetools.apidoc import render_api
+        from coursetools.book.apidoc import render_api
     except ModuleNotFoundError as exc:  # only its absence: a broken apidoc fails the build
-        if exc.name != "coursetools.apidoc":
+        if exc.name != "coursetools.book.apidoc":
             raise
         return _api_fallback()
     page = render_api("dplib")
@@ -516,7 +515,7 @@ def _api_fallback() -> tuple[str, str, list[tuple[int, str, str]]]:
     parts = [
         "<h1>dplib API</h1>",
         "<p class='fallback'><strong>Fallback page.</strong> The generated API reference "
-        "(<code>coursetools.apidoc</code>) is not available in this checkout, so this page lists "
+        "(<code>coursetools.book.apidoc</code>) is not available in this checkout, so this page lists "
         "each public name with its signature and its docstring as plain text, the docstring "
         "<code>help()</code> shows.</p>",
     ]

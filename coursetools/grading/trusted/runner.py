@@ -1,9 +1,9 @@
 """The trusted test runner: runs a notebook's test cells where no student code ever runs.
 
 One job: execute the instructor's test cells (visible and hidden parts) in a process of its own,
-started by the grader as ``python -I -m coursetools.trusted``, and decide pass, fail or partial
+started by the grader as ``python -I -m coursetools.grading.trusted.runner``, and decide pass, fail or partial
 credit from this process's own exceptions. The student's answers are :class:`Remote` proxies: a
-call sends its arguments to the student's kernel as plain data (:mod:`coursetools.bridge`) and
+call sends its arguments to the student's kernel as plain data (:mod:`coursetools.grading.bridge`) and
 gets plain data back, checked on arrival; objects the student builds stay in the kernel behind
 handles. The runner talks only to the grader, over its stdin and stdout, in length-prefixed JSON
 frames; the grader relays kernel requests and enforces every time limit (it kills this process if
@@ -54,7 +54,7 @@ from typing import Any
 
 import numpy as np
 
-from coursetools import bridge
+from coursetools.grading import bridge
 
 __all__ = ["Remote", "StudentError", "run_test", "main"]
 

@@ -13,15 +13,15 @@ Steps, each robust to a hostile submission:
    cells keep the student's text with the source's metadata; deleted cells are put back,
    duplicates are not graded. The merged notebook stays in this process's memory.
 3. **Run the student's cells** (answers, read-only cells, cells the student added; never a test
-   cell) in order in a sandboxed kernel (:mod:`coursetools.kernel`, :mod:`coursetools.sandbox`):
+   cell) in order in a sandboxed kernel (:mod:`coursetools.grading.sandboxed.kernel`, :mod:`coursetools.grading.sandboxed.sandbox`):
    a fresh uid, a private tmpfs workspace holding only the student's notebook and the
    assignment's data files, read-only configuration, the grading copy of dplib without the
-   functions the exercises ask the student to write (:mod:`coursetools.bans`), and one control
-   group per submission (:mod:`coursetools.limits`). A cell that hangs or kills the kernel fails;
+   functions the exercises ask the student to write (:mod:`coursetools.grading.sandboxed.bans`), and one control
+   group per submission (:mod:`coursetools.grading.sandboxed.limits`). A cell that hangs or kills the kernel fails;
    the kernel is restarted, the cells before it are replayed, and grading goes on.
-4. **Run each test cell in the trusted process** (:mod:`coursetools.trusted`) when the notebook
+4. **Run each test cell in the trusted process** (:mod:`coursetools.grading.trusted.runner`) when the notebook
    reaches it. The test's code never enters the kernel: the student's answers are proxies whose
-   calls cross the boundary as plain data (:mod:`coursetools.bridge`), relayed here, each under the
+   calls cross the boundary as plain data (:mod:`coursetools.grading.bridge`), relayed here, each under the
    test's time limit. Pass, fail and partial credit are the trusted process's verdict.
 5. **Score and feedback data**: points from the source; for each test the version the student had
    (the release text), the verdict and the grader's message; no kernel output is ever kept.
@@ -49,9 +49,12 @@ from pathlib import Path
 import nbformat
 from nbformat.notebooknode import NotebookNode
 
-from coursetools import authoring, bans, bridge, forkserver, limits
-from coursetools import sandbox as sbx
-from coursetools.kernel import BRIDGE_MODULE, KernelSession, KernelSpecification
+from coursetools.authoring import rules
+from coursetools.grading import bridge
+from coursetools.grading.sandboxed import bans, limits
+from coursetools.grading.sandboxed import sandbox as sbx
+from coursetools.grading.sandboxed.kernel import BRIDGE_MODULE, KernelSession, KernelSpecification
+from coursetools.grading.trusted import forkserver
 
 __all__ = [
     "Options",
@@ -219,11 +222,11 @@ def _new_frame(message: dict) -> bytes:
 
 
 class TrustedRunner:
-    """The trusted test process (:mod:`coursetools.trusted`), seen from the grader.
+    """The trusted test process (:mod:`coursetools.grading.trusted.runner`), seen from the grader.
 
-    It is forked from this process's warm fork server (:mod:`coursetools.forkserver`), which has
+    It is forked from this process's warm fork server (:mod:`coursetools.grading.trusted.forkserver`), which has
     numpy, scipy and dplib imported already; if that server cannot run, it is started as
-    ``python -I -m coursetools.trusted``, which behaves the same and costs a second more.
+    ``python -I -m coursetools.grading.trusted.runner``, which behaves the same and costs a second more.
     """
 
     def __init__(self, home: Path, setup: dict) -> None:
@@ -252,7 +255,7 @@ class TrustedRunner:
                 sys.executable,
                 "-I",
                 "-m",
-                "coursetools.trusted",
+                "coursetools.grading.trusted.runner",
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=self.log,
@@ -297,7 +300,7 @@ class TrustedRunner:
 class _Grader:
     """Runs one merged notebook: student cells in the kernel, test cells in the trusted runner."""
 
-    def __init__(self, nb: NotebookNode, plan: authoring.GradingPlan, spec, options: Options):
+    def __init__(self, nb: NotebookNode, plan: rules.GradingPlan, spec, options: Options):
         self.nb, self.plan, self.options = nb, plan, options
         self.kernel = KernelSession(spec)
         self.runner: TrustedRunner | None = None
@@ -751,9 +754,9 @@ def display_run(
     A separate, ungraded run in a fresh sandbox (same isolation and limits as grading, the full
     dplib since nothing is graded): the graded run's outputs are never kept, because after a
     hidden test has called the student's code, a later cell could print what the test passed in.
-    Returns outputs (:mod:`coursetools.outputs`) by cell index, and problems met.
+    Returns outputs (:mod:`coursetools.grading.sandboxed.outputs`) by cell index, and problems met.
     """
-    from coursetools.outputs import OutputCollector
+    from coursetools.grading.sandboxed.outputs import OutputCollector
 
     problems: list[str] = []
     shown: dict[int, list[dict]] = {}
@@ -798,7 +801,7 @@ def grade_job(job: Job) -> dict:
         )
 
     nb, notes = merge(source, release, submission)
-    plan = authoring.plan(source)
+    plan = rules.plan(source)
     grader = None
     usage: dict = {}
     described = ""

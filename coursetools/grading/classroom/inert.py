@@ -16,14 +16,14 @@ instructor); raw cells and rich outputs (``text/html``, ``image/svg+xml``,
   its colon, so a link to it is a relative link that goes nowhere. The joiner is invisible: the
   grader reads the student's words as written. Raw cells become markdown cells of defused text.
 * **Outputs**: streams and tracebacks (as text), ``text/plain``, and PNG or JPEG figures whose
-  bytes really are PNG or JPEG (:mod:`coursetools.outputs`' check); everything else is dropped.
+  bytes really are PNG or JPEG (:mod:`coursetools.grading.sandboxed.outputs`' check); everything else is dropped.
 * **Metadata**: a cell keeps only nbgrader's fields, with their documented types and a
   ``grade_id`` of letters, digits, ``_`` and ``-`` (nbgrader's own rule, at most 100 characters),
   else it loses its nbgrader metadata; markdown attachments are kept only as checked PNG/JPEG; the
   notebook keeps only its kernel and language names.
 
 A second wall stands behind this one: the Jupyter server that ``make lab`` and the hub start runs
-:mod:`coursetools.formgrader_guard`, which applies :func:`inert_notebook` again when the
+:mod:`coursetools.grading.classroom.formgrader_guard`, which applies :func:`inert_notebook` again when the
 formgrader renders a notebook and sends a Content-Security-Policy that lets no inline script run.
 """
 
@@ -35,7 +35,7 @@ from typing import Any
 import nbformat
 from nbformat import NotebookNode
 
-from coursetools.outputs import ANSI, _image
+from coursetools.grading.sandboxed.outputs import ANSI, _image
 
 __all__ = ["SAFE_ID", "defuse", "inert_notebook", "is_safe_id"]
 

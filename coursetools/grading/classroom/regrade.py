@@ -23,36 +23,39 @@ import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from coursetools.grade import Job
+from coursetools.grading.grade import Job
 
 __all__ = ["KEY_FIELD", "job_key", "load_results", "merge_results", "plan"]
 
 KEY_FIELD = "grading_key"  # where a result keeps the key it was graded under
-# The grader's own code: a change in any of these grades every submission again.
+# The grader's own code, relative to the repository: a change in any of these grades every
+# submission again. ``coursetools/rendering.py`` holds the ANSI pattern and image signatures the
+# display run's output capture (``outputs.py``) keeps results by.
 GRADER_MODULES = (
-    "bans.py",
-    "bridge.py",
-    "forkserver.py",
-    "grade.py",
-    "inert.py",
-    "kernel.py",
-    "limits.py",
-    "outputs.py",
-    "sandbox.py",
-    "trusted.py",
+    "coursetools/grading/bridge.py",
+    "coursetools/grading/grade.py",
+    "coursetools/grading/classroom/inert.py",
+    "coursetools/grading/sandboxed/bans.py",
+    "coursetools/grading/sandboxed/kernel.py",
+    "coursetools/grading/sandboxed/limits.py",
+    "coursetools/grading/sandboxed/outputs.py",
+    "coursetools/grading/sandboxed/sandbox.py",
+    "coursetools/grading/trusted/forkserver.py",
+    "coursetools/grading/trusted/runner.py",
+    "coursetools/rendering.py",
 )
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @functools.cache
 def grader_version() -> str:
     """SHA-256 of the grader's modules (:data:`GRADER_MODULES`) and of ``dplib`` (the reference
     the hidden tests trust), read once per process."""
-    here = Path(__file__).resolve().parent
-    files = [here / name for name in GRADER_MODULES]
-    files += sorted((here.parent / "dplib").rglob("*.py"))
+    files = [ROOT / name for name in GRADER_MODULES]
+    files += sorted((ROOT / "dplib").rglob("*.py"))
     digest = hashlib.sha256()
     for path in files:
-        digest.update(str(path.relative_to(here.parent)).encode() + b"\0")
+        digest.update(str(path.relative_to(ROOT)).encode() + b"\0")
         digest.update(path.read_bytes() if path.is_file() else b"(missing)")
     return digest.hexdigest()
 
@@ -71,7 +74,7 @@ def job_key(job: Job, mode: str) -> str:
     Parameters
     ----------
     job : Job
-        A grading job (:func:`coursetools.collect.collect_jobs`).
+        A grading job (:func:`coursetools.grading.classroom.collect.collect_jobs`).
     mode : str
         The sandbox mode the job will run in (``bwrap``, ``setuid`` or ``rlimit``): ``auto`` in
         the options is resolved by the caller, so that grading as root after a run without root
@@ -85,10 +88,10 @@ def job_key(job: Job, mode: str) -> str:
     Raises
     ------
     TypeError
-        If ``job`` is not a :class:`~coursetools.grade.Job` or ``mode`` is not a str.
+        If ``job`` is not a :class:`~coursetools.grading.grade.Job` or ``mode`` is not a str.
     """
     if not isinstance(job, Job):
-        raise TypeError(f"job must be a coursetools.grade.Job, got {type(job).__name__}")
+        raise TypeError(f"job must be a coursetools.grading.grade.Job, got {type(job).__name__}")
     if not isinstance(mode, str):
         raise TypeError(f"mode must be a str, got {type(mode).__name__}")
     material = {

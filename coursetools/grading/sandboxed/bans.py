@@ -17,7 +17,7 @@ import inspect
 import shutil
 from pathlib import Path
 
-from coursetools.authoring import resolve_ban
+from coursetools.authoring.rules import resolve_ban
 
 __all__ = ["grading_dplib", "real_dplib_dir"]
 

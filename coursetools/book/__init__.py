@@ -1,0 +1,7 @@
+"""The book: the course as an offline static site for self-paced readers (``python -m coursetools book``).
+Imported by :mod:`coursetools.cli` and tests; it uses authoring and the shared renderer, never the grader.
+
+- :mod:`~coursetools.book.build`: strip, execute (cached) and write the site;
+- :mod:`~coursetools.book.pages`: one page per chapter, the landing page, the guides;
+- :mod:`~coursetools.book.apidoc`: the dplib API page, from the docstrings ``help()`` shows.
+"""

@@ -9,17 +9,17 @@ by calling ``dplib.X``. That second rule is enforced by absence: a hidden test d
 >>> forbid("dplib.rr_estimate")
 
 and while the notebook is graded the kernel's copy of dplib holds, in place of each banned
-function, a stub that raises :class:`ForbiddenCallError` (``coursetools/bans.py``). In the
+function, a stub that raises :class:`ForbiddenCallError` (``coursetools/grading/sandboxed/bans.py``). In the
 trusted process :func:`forbid` only checks that the names exist, so a typo fails the build.
 
 Many calls of an answer go through :func:`repeat` and :func:`map_calls`. In the grader an answer
-is a proxy for the student's function (``coursetools/trusted.py``) and every call is a round trip
+is a proxy for the student's function (``coursetools/grading/trusted/runner.py``) and every call is a round trip
 to the kernel, so these send the whole batch in one; anywhere else (Run All in JupyterLab,
 nbclient, raw ``nbgrader autograde``) the answer is the function itself and they loop, with the
 same results: the same arguments reach every call (copied as the grader's channel copies them, a
 ``numpy.random.Generator`` shared and advanced), so a seeded generator gives bit-identical draws
 in both. Hidden tests use these, never the proxies' own ``answer.repeat(...)``/``answer.map(...)``
-(``coursetools.authoring.lint`` refuses them), so a solution notebook runs top to bottom in a
+(``coursetools.authoring.rules.lint`` refuses them), so a solution notebook runs top to bottom in a
 plain kernel, hidden tests included.
 """
 
@@ -259,17 +259,7 @@ def _is_batching_proxy(answer) -> bool:
     Read on the type only: a proxy forwards unknown attributes to the student's kernel, and a
     plain function or a student's class is never taken for one.
     """
-    cls = type(answer)
-    if getattr(cls, BATCH_MARKER, False) is True:
-        return True
-    # coursetools' proxy before it carried the marker, recognised by its class, not by its name
-    # alone: the class must also define the batch methods.
-    return (
-        getattr(cls, "__module__", None) == "coursetools.trusted"
-        and getattr(cls, "__qualname__", None) == "Remote"
-        and callable(cls.__dict__.get("repeat"))
-        and callable(cls.__dict__.get("map"))
-    )
+    return getattr(type(answer), BATCH_MARKER, False) is True
 
 
 def _run(answer, calls: list, how: str) -> list:
@@ -287,7 +277,7 @@ _MAX_DEPTH = 100
 
 
 def _as_sent(value, depth: int = 0):
-    """``value`` as the other side of the grader's channel receives it (``coursetools/bridge.py``).
+    """``value`` as the other side of the grader's channel receives it (``coursetools/grading/bridge.py``).
 
     Lists, tuples, dicts, sets and numpy arrays are copied (an array as a base ndarray); a
     ``numpy.random.Generator``, a scalar and any other object are the same object.

@@ -77,9 +77,13 @@ _CHECK_STEP = """
         raise ValueError("bad parameter")"""
 
 
-def _step(*, clipped: str = "G * np.minimum(1.0, clip_norm / np.maximum(norms, 1e-300))",
-          std: str = "noise_multiplier * clip_norm", divisor: str = "sampling_rate * dataset_size",
-          check: bool = True) -> str:
+def _step(
+    *,
+    clipped: str = "G * np.minimum(1.0, clip_norm / np.maximum(norms, 1e-300))",
+    std: str = "noise_multiplier * clip_norm",
+    divisor: str = "sampling_rate * dataset_size",
+    check: bool = True,
+) -> str:
     return f"""
 def noisy_average_gradient(G, clip_norm, noise_multiplier, sampling_rate, dataset_size, rng):{_CHECK_STEP if check else ""}
     G = np.asarray(G, dtype=float)
@@ -97,8 +101,13 @@ _CHECK_RDP = """
         raise ValueError("alpha must be an integer >= 2")"""
 
 
-def _rdp(*, exponent: str = "(k * k - k) / (2.0 * sigma**2)", divide: str = "alpha - 1",
-         q_one: bool = True, check: bool = True) -> str:
+def _rdp(
+    *,
+    exponent: str = "(k * k - k) / (2.0 * sigma**2)",
+    divide: str = "alpha - 1",
+    q_one: bool = True,
+    check: bool = True,
+) -> str:
     special_case = "\n    if q == 1.0:\n        return alpha / (2.0 * sigma**2)" if q_one else ""
     return f"""
 def subsampled_gaussian_rdp(q, sigma, alpha):{_CHECK_RDP if check else ""}{special_case}
@@ -126,9 +135,15 @@ _CHECK_BUDGET = """
         raise ValueError("bad target_epsilon or delta")"""
 
 
-def _budget(*, log: str = "math.log(1.0 / delta)", denominator: str = "orders - 1",
-            per_order: str = "np.floor(room / rho)", pick: str = "np.max", clamp: bool = True,
-            check: bool = True) -> str:
+def _budget(
+    *,
+    log: str = "math.log(1.0 / delta)",
+    denominator: str = "orders - 1",
+    per_order: str = "np.floor(room / rho)",
+    pick: str = "np.max",
+    clamp: bool = True,
+    check: bool = True,
+) -> str:
     result = f"max(0.0, {pick}(per_order))" if clamp else f"{pick}(per_order)"
     return f"""
 def max_steps(rdp_per_step, orders, delta, target_epsilon):{_CHECK_BUDGET if check else ""}
@@ -141,9 +156,13 @@ def max_steps(rdp_per_step, orders, delta, target_epsilon):{_CHECK_BUDGET if che
 
 
 def _guesses(body: str, check: bool = True) -> str:
-    guard = """
+    guard = (
+        """
     if k_pos + k_neg > len(scores):
-        raise ValueError("k_pos + k_neg exceeds the number of canaries")""" if check else ""
+        raise ValueError("k_pos + k_neg exceeds the number of canaries")"""
+        if check
+        else ""
+    )
     return f"""
 def one_run_correct_guesses(scores, included, k_pos, k_neg):{guard}
     included = np.asarray(included, dtype=bool)
@@ -157,28 +176,55 @@ _ORDER = "    order = np.argsort(-np.asarray(scores, dtype=float))\n"
 WRONG: dict[str, list[tuple[str, str]]] = {
     "per_example_grads": [
         ("sign flipped: y - p", _GRADS.format(body="-np.hstack([r[:, None] * X, r[:, None]])")),
-        ("gradients of the average loss", _GRADS.format(body="np.hstack([r[:, None] * X, r[:, None]]) / max(len(X), 1)")),
+        (
+            "gradients of the average loss",
+            _GRADS.format(body="np.hstack([r[:, None] * X, r[:, None]]) / max(len(X), 1)"),
+        ),
         ("bias column missing", _GRADS.format(body="r[:, None] * X")),
     ],
     "clip_per_example": [
-        ("the batch's average clipped, not each example",
-         _clip("    mean_norm = np.linalg.norm(G.mean(axis=0)) if len(G) else 0.0\n"
-               "    return G * min(1.0, clip_norm / max(mean_norm, 1e-300))")),
-        ("each coordinate clipped to [-C, C]", _clip("    return np.clip(G, -clip_norm, clip_norm)")),
-        ("NaN clip_norm accepted (no check)",
-         _clip("    return G * np.minimum(1.0, clip_norm / np.maximum(norms, 1e-300))", check=False)),
-        ("every row rescaled to length C (short rows lengthened)",
-         _clip("    return np.where(norms > 0, G * clip_norm / np.maximum(norms, 1e-300), 0.0)")),
+        (
+            "the batch's average clipped, not each example",
+            _clip(
+                "    mean_norm = np.linalg.norm(G.mean(axis=0)) if len(G) else 0.0\n"
+                "    return G * min(1.0, clip_norm / max(mean_norm, 1e-300))"
+            ),
+        ),
+        (
+            "each coordinate clipped to [-C, C]",
+            _clip("    return np.clip(G, -clip_norm, clip_norm)"),
+        ),
+        (
+            "NaN clip_norm accepted (no check)",
+            _clip(
+                "    return G * np.minimum(1.0, clip_norm / np.maximum(norms, 1e-300))", check=False
+            ),
+        ),
+        (
+            "every row rescaled to length C (short rows lengthened)",
+            _clip("    return np.where(norms > 0, G * clip_norm / np.maximum(norms, 1e-300), 0.0)"),
+        ),
     ],
     "noisy_average_gradient": [
         ("no clipping", _step(clipped="G")),
-        ("the batch's sum clipped instead of each example",
-         _step(clipped="G * min(1.0, clip_norm / max(np.linalg.norm(G.sum(axis=0)), 1e-300))")),
+        (
+            "the batch's sum clipped instead of each example",
+            _step(clipped="G * min(1.0, clip_norm / max(np.linalg.norm(G.sum(axis=0)), 1e-300))"),
+        ),
         ("noise std sigma instead of sigma C", _step(std="noise_multiplier")),
-        ("divided by the batch size drawn (fits the visible q = 1 test)", _step(divisor="max(len(G), 1)")),
+        (
+            "divided by the batch size drawn (fits the visible q = 1 test)",
+            _step(divisor="max(len(G), 1)"),
+        ),
         ("divided by N instead of q N", _step(divisor="dataset_size")),
-        ("variance (sigma C)^2 used as the standard deviation", _step(std="(noise_multiplier * clip_norm) ** 2")),
-        ("noise 2 sigma C (the replace-one sensitivity)", _step(std="2 * noise_multiplier * clip_norm")),
+        (
+            "variance (sigma C)^2 used as the standard deviation",
+            _step(std="(noise_multiplier * clip_norm) ** 2"),
+        ),
+        (
+            "noise 2 sigma C (the replace-one sensitivity)",
+            _step(std="2 * noise_multiplier * clip_norm"),
+        ),
         ("NaN noise multiplier accepted (no check)", _step(check=False)),
     ],
     "rdp_accountant": [
@@ -198,17 +244,35 @@ WRONG: dict[str, list[tuple[str, str]]] = {
         ("no check: NaN, infinite or zero budgets accepted", _budget(check=False)),
     ],
     "one_run_guesses": [
-        ("'included' guessed for the lowest scores",
-         _guesses("    order = np.argsort(np.asarray(scores, dtype=float))\n"
-                  "    return int(included[order[:k_pos]].sum() + (~included[order[len(order) - k_neg:]]).sum())")),
-        ("order[-k_neg:] is the whole array when k_neg = 0",
-         _guesses(_ORDER + "    return int(included[order[:k_pos]].sum() + (~included[order[-k_neg:]]).sum())")),
-        ("sorts the caller's scores in place",
-         _guesses("    s = scores\n    s.sort()\n    s = s[::-1]\n"
-                  "    return int(included[:k_pos].sum() + (~included[len(s) - k_neg:]).sum())")),
-        ("k_pos + k_neg > m not refused",
-         _guesses(_ORDER + "    return int(included[order[:k_pos]].sum() + (~included[order[len(order) - k_neg:]]).sum())",
-                  check=False)),
+        (
+            "'included' guessed for the lowest scores",
+            _guesses(
+                "    order = np.argsort(np.asarray(scores, dtype=float))\n"
+                "    return int(included[order[:k_pos]].sum() + (~included[order[len(order) - k_neg:]]).sum())"
+            ),
+        ),
+        (
+            "order[-k_neg:] is the whole array when k_neg = 0",
+            _guesses(
+                _ORDER
+                + "    return int(included[order[:k_pos]].sum() + (~included[order[-k_neg:]]).sum())"
+            ),
+        ),
+        (
+            "sorts the caller's scores in place",
+            _guesses(
+                "    s = scores\n    s.sort()\n    s = s[::-1]\n"
+                "    return int(included[:k_pos].sum() + (~included[len(s) - k_neg:]).sum())"
+            ),
+        ),
+        (
+            "k_pos + k_neg > m not refused",
+            _guesses(
+                _ORDER
+                + "    return int(included[order[:k_pos]].sum() + (~included[order[len(order) - k_neg:]]).sum())",
+                check=False,
+            ),
+        ),
     ],
 }
 

@@ -167,7 +167,10 @@ for job in pickle.loads(sys.stdin.buffer.read()):
     result["wall"] = time.monotonic() - started
     result.pop("feedback")
     results.append(result)
-usage = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+# VmHWM, not ru_maxrss: Linux carries the forking parent's peak into ru_maxrss across exec
+# (a 726 MiB pytest process made every child report 726 MiB), VmHWM is this process's own.
+with open("/proc/self/status") as fh:
+    usage = int(re.search(r"VmHWM:\s+(\d+) kB", fh.read()).group(1))
 print(json.dumps({"results": results, "grader_kib": usage, "runner_kib": max(peaks, default=0),
                   "runners": len(peaks)}))
 """

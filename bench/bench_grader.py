@@ -10,7 +10,7 @@ release). It is graded, in a temporary directory (removed afterwards; nothing is
   per assignment on an nbgrader course directory (``source/``, ``release/``, ``submitted/``),
   serial, as nbgrader runs it: student cells *and hidden tests* in the student's own kernel, no
   sandbox; cell timeout 120 s as below; empty IPython and Jupyter configuration. The hidden
-  tests batch their calls with ``dplib.grading.repeat``/``map_calls``, which loop in a plain
+  tests batch their calls with ``coursetools.authoring.hidden_tests.repeat``/``map_calls``, which loop in a plain
   kernel, so raw nbgrader grades the course as it is (issue 29);
 - ``python -m coursetools grade --workers 1`` (what ``make grade`` runs, ``--no-gradebook``):
   sandboxed kernels, hidden tests in a trusted process;

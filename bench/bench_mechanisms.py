@@ -85,14 +85,14 @@ class Sizes:
 def private_sum_grid(lower: float, upper: float, epsilon: float) -> tuple[float, int]:
     """(grid step ``g``, integer sensitivity) that ``dplib.private_sum`` uses (add/remove).
 
-    Read from ``dplib.queries`` so the benchmark follows the library if its grid changes; the
+    Read from ``dplib.queries.aggregates`` so the benchmark follows the library if its grid changes; the
     noise ``private_sum`` draws is discrete Laplace of scale ``units / epsilon`` grid steps.
 
     >>> step, units = private_sum_grid(0.0, 1.0, 1.0)
     >>> step == 2.0**-20, units == 2**20
     (True, True)
     """
-    from dplib import queries
+    from dplib.queries import aggregates as queries
 
     if not lower < upper:
         raise ValueError(f"lower must be < upper, got lower={lower!r}, upper={upper!r}")

@@ -16,7 +16,7 @@ Local DP and the shuffle model
     shuffle_epsilon_closed_form, shuffle_epsilon_numerical
 Synthetic data and range queries
     mwem (multiplicative weights with the exponential mechanism), hierarchical_histogram,
-    topdown_consistent, privtree_histogram; dplib.marginal_synthesis
+    topdown_consistent, privtree_histogram; dplib.synthesis.marginals
 Queries and sensitivities
     clamp, private_count, private_sum, private_mean, private_histogram, count_sensitivity,
     sum_sensitivity, mean_sensitivity, histogram_sensitivity, linear_query_sensitivity
@@ -28,9 +28,14 @@ Learning and auditing
     DPNaiveBayes, DPSGDClassifier, per_example_gradients, clip_gradients, noisy_gradient,
     poisson_sample, loss_threshold_attack, epsilon_lower_bound, audit_mechanism,
     audit_training_one_run, one_run_epsilon_lower_bound
-Subpackages
-    dplib.testing (statistical assertions), dplib.grading (hidden-test helpers),
-    dplib.accounting, dplib.dpsgd, dplib.auditing, dplib.confidence, dplib.datasets, dplib.attacks
+Subpackages, in the order the course teaches them
+    dplib.attacks (00: why anonymization fails), dplib.mechanisms (01-05, 07: the mechanisms;
+    dplib.mechanisms.rr_confidence, randomized response's confidence intervals),
+    dplib.queries (02-03: private counts, sums, means and histograms, their sensitivities,
+    private medians and modes), dplib.accounting (04-07), dplib.learning and dplib.dpsgd (02, 06:
+    naive Bayes, DP-SGD), dplib.auditing (06), dplib.views (08: hierarchies and PrivTree for
+    range queries), dplib.synthesis (08: MWEM and marginal synthesis), dplib.testing (statistical
+    assertions) and dplib.datasets (the notebooks' seeded data)
 """
 
 from __future__ import annotations
@@ -80,18 +85,18 @@ _EXPORTS: dict[str, str] = {
     "report_noisy_max": "dplib.mechanisms.exponential",
     "permute_and_flip": "dplib.mechanisms.exponential",
     # private selection built on the exponential mechanism
-    "private_median": "dplib.selection",
-    "private_mode": "dplib.selection",
-    "median_utility": "dplib.selection",
-    "exponential_utility_bound": "dplib.selection",
+    "private_median": "dplib.queries.selection",
+    "private_mode": "dplib.queries.selection",
+    "median_utility": "dplib.queries.selection",
+    "exponential_utility_bound": "dplib.queries.selection",
     # many queries, few answers paid for (sparse vector) and synthetic data (MWEM)
     "above_threshold": "dplib.mechanisms.sparse_vector",
     "sparse_vector": "dplib.mechanisms.sparse_vector",
-    "mwem": "dplib.synthetic",
+    "mwem": "dplib.synthesis.mwem",
     # releases for many range queries and hierarchies (notebook 08)
-    "hierarchical_histogram": "dplib.hierarchy",
-    "topdown_consistent": "dplib.hierarchy",
-    "privtree_histogram": "dplib.partition",
+    "hierarchical_histogram": "dplib.views.hierarchy",
+    "topdown_consistent": "dplib.views.hierarchy",
+    "privtree_histogram": "dplib.views.privtree",
     # local DP frequency oracles and amplification by shuffling (notebook 07)
     "unary_encoding": "dplib.mechanisms.frequency_oracles",
     "unary_encoding_estimate": "dplib.mechanisms.frequency_oracles",
@@ -100,18 +105,18 @@ _EXPORTS: dict[str, str] = {
     "shuffle_epsilon_closed_form": "dplib.accounting.shuffle",
     "shuffle_epsilon_numerical": "dplib.accounting.shuffle",
     # queries and sensitivities
-    "clamp": "dplib.queries",
-    "private_count": "dplib.queries",
-    "private_sum": "dplib.queries",
-    "private_mean": "dplib.queries",
-    "private_histogram": "dplib.queries",
-    "count_sensitivity": "dplib.sensitivity",
-    "histogram_sensitivity": "dplib.sensitivity",
-    "sum_sensitivity": "dplib.sensitivity",
-    "mean_sensitivity": "dplib.sensitivity",
-    "linear_query_sensitivity": "dplib.sensitivity",
+    "clamp": "dplib.queries.aggregates",
+    "private_count": "dplib.queries.aggregates",
+    "private_sum": "dplib.queries.aggregates",
+    "private_mean": "dplib.queries.aggregates",
+    "private_histogram": "dplib.queries.aggregates",
+    "count_sensitivity": "dplib.queries.sensitivity",
+    "histogram_sensitivity": "dplib.queries.sensitivity",
+    "sum_sensitivity": "dplib.queries.sensitivity",
+    "mean_sensitivity": "dplib.queries.sensitivity",
+    "linear_query_sensitivity": "dplib.queries.sensitivity",
     # models
-    "DPNaiveBayes": "dplib.naive_bayes",
+    "DPNaiveBayes": "dplib.learning.naive_bayes",
     "DPSGDClassifier": "dplib.dpsgd.classifier",
     # DP-SGD building blocks
     "per_example_gradients": "dplib.dpsgd.gradients",
@@ -145,14 +150,16 @@ _EXPORTS: dict[str, str] = {
 
 _SUBMODULES = (
     "testing",
-    "grading",
     "accounting",
-    "confidence",
     "datasets",
     "attacks",
     "mechanisms",
+    "queries",
+    "learning",
     "dpsgd",
     "auditing",
+    "views",
+    "synthesis",
 )
 
 __all__ = sorted(_EXPORTS)

@@ -159,18 +159,19 @@ def make_hostile(source_path: Path, out: Path, *, probe_paths: list[str] = ()) -
     # Monkeypatched checkers and a kernel turned against the grader: every answer is wrong, but
     # the helpers a test would use are patched to pass (numpy.testing, np.allclose, a code-object
     # swap, builtins), IPython's error display is silenced, an AST transformer swallows every
-    # error, a raw _thread keeps re-patching, dplib.grading is replaced. None of it is in the
-    # process that runs the tests.
+    # error, a raw _thread keeps re-patching, the hidden tests' helpers module is replaced (the
+    # kernel cannot import it, so it is planted). None of it is in the process that runs the tests.
     nb = copy.deepcopy(full)
     _cell(nb, "clamp").source = (
-        "import ast, builtins, _thread, time, sys, types\nimport numpy.testing\nimport dplib.grading\n"
+        "import ast, builtins, _thread, time, sys, types\nimport numpy.testing\n"
         "def clamp(x, lower, upper):\n    return np.asarray(x, dtype=float)\n"
         "np.testing.assert_allclose = lambda *a, **k: None\n"
         "np.allclose = lambda *a, **k: True\n"
         "numpy.testing.assert_allclose.__code__ = (lambda *a, **k: None).__code__\n"
         "builtins.abs = lambda x: 0\n"
         "builtins.AssertionError = type('AssertionError', (Exception,), {})\n"
-        "sys.modules['dplib.grading'] = types.ModuleType('dplib.grading')\n"
+        "_helpers = 'coursetools.authoring.hidden_tests'\n"
+        "sys.modules[_helpers] = types.ModuleType(_helpers)\n"
         "def _repatch():\n    while True:\n        np.allclose = lambda *a, **k: True\n"
         "        time.sleep(0.001)\n"
         "_thread.start_new_thread(_repatch, ())\n"

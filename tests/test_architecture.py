@@ -61,6 +61,35 @@ STANDALONE = {
         "the launcher runs as a script by absolute path before anything else is importable",
     ),
     BRIDGE: (("numpy",), "its source text also runs alone inside the student's kernel"),
+    "coursetools.authoring.hidden_tests": (
+        ("numpy", "dplib"),  # forbid() resolves dplib names by importlib, dplib's public paths
+        "hidden tests load it in the trusted runner, which must reach no code that runs student work",
+    ),
+}
+
+#: The modules dplib may keep at its root, beside the chapter subpackages, and why. A module that
+#: belongs to one chapter (a mechanism, a query, a release, a model) lives in its subpackage.
+DPLIB_ROOT = {
+    "dplib.__main__": "the entry point of ``python -m dplib`` (the tour)",
+    "dplib.tour": "the two-minute tour across every chapter that ``python -m dplib`` prints",
+    "dplib.errors": "the library-wide exceptions and warnings, raised by every subpackage",
+    "dplib.datasets": "seeded data for the notebooks of every chapter (as ``sklearn.datasets``)",
+    "dplib._validation": "private argument checks shared by every subpackage",
+    "dplib._estimator": "private scikit-learn protocol shared by dplib.learning and dplib.dpsgd",
+}
+
+#: dplib's subpackages, each a chapter's (or chapters') room.
+DPLIB_PACKAGES = {
+    "dplib.attacks": "00: why anonymization fails",
+    "dplib.mechanisms": "01-05, 07: the mechanisms (and randomized response's intervals)",
+    "dplib.queries": "02-03: private counts, sums, means, histograms, medians, modes",
+    "dplib.accounting": "04-07: composition, RDP, PLD, shuffling",
+    "dplib.learning": "02, 06: private models (naive Bayes)",
+    "dplib.dpsgd": "06: DP-SGD",
+    "dplib.auditing": "06: auditing a trained model",
+    "dplib.views": "08: hierarchies and PrivTree for range queries",
+    "dplib.synthesis": "08: MWEM and marginal synthesis",
+    "dplib.testing": "statistical assertions the tests of every chapter use",
 }
 
 
@@ -183,6 +212,20 @@ def test_the_tree_has_the_three_products_and_the_grader_two_sides(graph):
     }
 
 
+def test_dplib_keeps_no_chapter_module_loose_at_its_root(graph):
+    root = {m for m in graph if m.count(".") == 1 and m.startswith("dplib.")}
+    assert root == set(DPLIB_ROOT) | set(DPLIB_PACKAGES), root ^ (set(DPLIB_ROOT) | set(DPLIB_PACKAGES))
+    packages = {m for m in root if (ROOT / m.replace(".", "/") / "__init__.py").is_file()}
+    assert packages == set(DPLIB_PACKAGES)
+
+
+def test_dplib_lists_its_subpackages_and_keeps_the_course_helpers_out():
+    import dplib
+
+    assert {f"dplib.{name}" for name in dplib._SUBMODULES} == set(DPLIB_PACKAGES) | {"dplib.datasets"}
+    assert not (ROOT / "dplib" / "grading.py").exists()  # hidden tests' helpers: the course's
+
+
 def test_no_import_crosses_a_boundary_the_wrong_way(graph):
     assert violations(graph) == []
 
@@ -223,6 +266,7 @@ def test_the_regrade_key_covers_every_module_of_the_grader_and_nothing_missing()
     sides = [grader / "grade.py", grader / "bridge.py"]
     sides += [p for d in ("sandboxed", "trusted") for p in (grader / d).glob("*.py")]
     expected = {str(p.relative_to(ROOT)) for p in sides if p.name != "__init__.py"}
+    expected.add("coursetools/authoring/hidden_tests.py")  # the hidden tests' helpers grade too
     assert expected <= listed, expected - listed
 
 
@@ -253,9 +297,18 @@ def test_a_trusted_module_importing_the_kernel_session_is_refused():
 
 
 def test_dplib_importing_coursetools_is_refused():
-    assert _check("dplib.grading", "import coursetools.cli\n")
+    assert _check("dplib.queries.aggregates", "import coursetools.cli\n")
     assert _check("dplib.mechanisms.laplace", "from coursetools import rendering\n")
-    assert _check("dplib.grading", "import numpy\nfrom dplib.errors import X\n") == []
+    lazy = "def f():\n    from coursetools.authoring.hidden_tests import forbid\n"
+    assert _check("dplib.views.hierarchy", lazy)
+    assert _check("dplib.queries.aggregates", "import numpy\nfrom dplib.errors import X\n") == []
+
+
+def test_the_hidden_tests_helpers_importing_the_grader_are_refused():
+    helpers = "coursetools.authoring.hidden_tests"
+    assert _check(helpers, "import numpy as np\nimport importlib\n") == []
+    assert _check(helpers, "from coursetools.grading.sandboxed import kernel\n")
+    assert _check(helpers, "from coursetools.authoring import rules\n")
 
 
 def test_the_book_importing_the_grader_is_refused_and_the_renderer_is_allowed():

@@ -34,7 +34,7 @@ def _notebook(test_source: str):
 
 
 def test_the_plan_names_prelude_answers_tests_and_bans():
-    nb = _notebook('assert f(1) == 1\n### BEGIN HIDDEN TESTS\nfrom dplib.grading import forbid\nforbid("dplib.rr_estimate")\n### END HIDDEN TESTS')
+    nb = _notebook('assert f(1) == 1\n### BEGIN HIDDEN TESTS\nfrom coursetools.authoring.hidden_tests import forbid\nforbid("dplib.rr_estimate")\n### END HIDDEN TESTS')
     plan = authoring.plan(nb)
     assert plan.prelude == ["import numpy as np"]
     assert plan.answers == ["f", "answer"]
@@ -48,14 +48,14 @@ def test_the_plan_names_prelude_answers_tests_and_bans():
     [
         ("assert f(LN3) > 1", "'LN3' is not available"),
         ("### BEGIN HIDDEN TESTS\nwith forbidden_calls(dplib.rr_estimate):\n    f(1)\n### END HIDDEN TESTS", "forbidden_calls is gone"),
-        ("from dplib.grading import forbid\nforbid('dplib.rr_estimate')", "belongs in the hidden part"),
-        ("### BEGIN HIDDEN TESTS\nfrom dplib.grading import forbid\nforbid('dplib.no_such')\n### END HIDDEN TESTS", "dplib has no"),
-        ("### BEGIN HIDDEN TESTS\nfrom dplib.grading import forbid\nforbid('numpy.mean')\n### END HIDDEN TESTS", "dplib function names"),
+        ("from coursetools.authoring.hidden_tests import forbid\nforbid('dplib.rr_estimate')", "belongs in the hidden part"),
+        ("### BEGIN HIDDEN TESTS\nfrom coursetools.authoring.hidden_tests import forbid\nforbid('dplib.no_such')\n### END HIDDEN TESTS", "dplib has no"),
+        ("### BEGIN HIDDEN TESTS\nfrom coursetools.authoring.hidden_tests import forbid\nforbid('numpy.mean')\n### END HIDDEN TESTS", "dplib function names"),
         ("results = f.map([(1,), (2,)])", "write map_calls(f, arg_tuples, kwargs=None)"),
         ("### BEGIN HIDDEN TESTS\nx = f.repeat(3, 1)\n### END HIDDEN TESTS", "write repeat(f, n, *args)"),
         # a method of an object the test built from an answer is a proxy too
         ("### BEGIN HIDDEN TESTS\nacc = f(1)\nx = acc.spend.repeat(3, 1)\n### END HIDDEN TESTS", "write repeat(acc.spend, n"),
-        ("### BEGIN HIDDEN TESTS\nfor g in [f]:\n    g.map([1])\n### END HIDDEN TESTS", "'from dplib.grading import map_calls'"),
+        ("### BEGIN HIDDEN TESTS\nfor g in [f]:\n    g.map([1])\n### END HIDDEN TESTS", "'from coursetools.authoring.hidden_tests import map_calls'"),
         ("f(1)", "must not be an answer's value"),
         ("### BEGIN HIDDEN TESTS\nassert f(2) == 2\n### END HIDDEN TESTS", "a hidden assert needs a message"),
     ],
@@ -67,7 +67,7 @@ def test_each_rule_is_enforced(test_source, complaint):
 
 def test_batched_calls_in_free_function_form_and_other_map_methods_pass():
     nb = _notebook(
-        "import numpy as np\nfrom dplib.grading import map_calls, repeat\n"
+        "import numpy as np\nfrom coursetools.authoring.hidden_tests import map_calls, repeat\n"
         "rows = np.repeat([1, 2], 2)\ntable = {1: 2}\nnames = list(map(str, rows))\n"
         "assert repeat(f, 2, 1) == [1, 1]\nassert map_calls(f, [(1,), (2,)]) == [1, 2]\n"
         "assert np.char.mod('%d', rows).tolist()\ncopy = dict(table)\ncopy.get(1)"
@@ -85,7 +85,7 @@ def test_every_course_notebook_follows_the_rules(name):
 
 
 def test_the_grading_copy_of_dplib_lacks_the_banned_code(tmp_path):
-    copy = bans.grading_dplib(["dplib.rr_estimate", "dplib.confidence.rr_halfwidth"], tmp_path)
+    copy = bans.grading_dplib(["dplib.rr_estimate", "dplib.mechanisms.rr_confidence.rr_halfwidth"], tmp_path)
     original = Path(inspect.getsourcefile(dplib.rr_estimate))
     stubbed = (copy / original.relative_to(bans.real_dplib_dir())).read_text()
     real = original.read_text()

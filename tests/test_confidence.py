@@ -10,20 +10,20 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dplib.confidence import (
-    hoeffding_halfwidth,
-    k_rr_confidence_intervals,
-    k_rr_halfwidth,
-    rr_confidence_interval,
-    rr_halfwidth,
-    rr_sample_size,
-)
 from dplib.mechanisms.randomized_response import (
     k_randomized_response,
     k_rr_estimate,
     randomized_response,
     rr_estimate,
     rr_truth_probability,
+)
+from dplib.mechanisms.rr_confidence import (
+    hoeffding_halfwidth,
+    k_rr_confidence_intervals,
+    k_rr_halfwidth,
+    rr_confidence_interval,
+    rr_halfwidth,
+    rr_sample_size,
 )
 from dplib.testing import mean_tolerance
 

@@ -1,5 +1,5 @@
-"""Regression tests for the issue-9 contract fixes in dplib.auditing, dplib.selection and
-dplib.queries: each shortest failing call of ``tests/contract_gaps.py`` now either raises a
+"""Regression tests for the issue-9 contract fixes in dplib.auditing, dplib.queries.selection and
+dplib.queries.aggregates: each shortest failing call of ``tests/contract_gaps.py`` now either raises a
 ValueError/TypeError naming the hostile argument (before any randomness is drawn) or returns
 the right finite value."""
 

@@ -36,20 +36,20 @@ import dplib  # noqa: E402
 from dplib.accounting.shuffle import clone_pair_delta  # noqa: E402
 from dplib.attacks.audience import exact_size_from_rounded, padded_estimates  # noqa: E402
 from dplib.attacks.hashed_ids import reverse_hashes  # noqa: E402
-from dplib.hierarchy import (  # noqa: E402
-    constrained_inference,
-    noisy_tree_counts,
-    range_decomposition,
-    topdown_consistent,
-)
-from dplib.marginal_synthesis import (  # noqa: E402
+from dplib.mechanisms.frequency_oracles import unary_encoding_variance  # noqa: E402
+from dplib.synthesis.marginals import (  # noqa: E402
     fit_joint,
     measure_marginals,
     sample_records,
     synthesize,
 )
-from dplib.mechanisms.frequency_oracles import unary_encoding_variance  # noqa: E402
 from dplib.testing import laplace_difference_cdf, laplace_scale_tolerance  # noqa: E402
+from dplib.views.hierarchy import (  # noqa: E402
+    constrained_inference,
+    noisy_tree_counts,
+    range_decomposition,
+    topdown_consistent,
+)
 
 _N = 60_000
 _RECORDS = np.array([[0, 1], [1, 0], [1, 1]])

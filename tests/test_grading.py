@@ -19,7 +19,7 @@ h_tamper       3      clamp wrong with its test emptied (restored: -2), validate
                       its test deleted (put back: -2), rr_estimate right with its test pasted
                       twice (duplicate grade_id, the copy ``assert True``): counted once, +3
 h_patch        0      all wrong; numpy.testing, np.allclose, builtins (AssertionError too), a
-                      ``__code__`` swap, dplib.grading replaced, a raw ``_thread`` re-patching, an
+                      ``__code__`` swap, coursetools.authoring.hidden_tests replaced, a raw ``_thread`` re-patching, an
                       AST transformer that swallows every error, IPython's error display
                       silenced: none of it is where the tests run
 h_ban          5      validate_epsilon calls the banned checker through a copy of its code object,

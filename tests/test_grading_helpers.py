@@ -1,14 +1,14 @@
-"""dplib.grading: the ban declaration hidden tests use (enforced by coursetools/grading/sandboxed/bans.py)."""
+"""coursetools.authoring.hidden_tests: the ban declaration hidden tests use (enforced by coursetools/grading/sandboxed/bans.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from dplib.grading import ForbiddenCallError, forbid
+from coursetools.authoring.hidden_tests import ForbiddenCallError, forbid
 
 
 def test_forbid_accepts_dplib_functions_by_dotted_name():
-    assert forbid("dplib.rr_estimate", "dplib.confidence.hoeffding_halfwidth") is None
+    assert forbid("dplib.rr_estimate", "dplib.mechanisms.rr_confidence.hoeffding_halfwidth") is None
     assert forbid("dplib.attacks.uniqueness.uniqueness_fraction") is None
 
 
@@ -43,9 +43,9 @@ import base64  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from coursetools.authoring.hidden_tests import BATCH_MARKER, map_calls, repeat  # noqa: E402
 from coursetools.grading import bridge  # noqa: E402
 from coursetools.grading.trusted import runner as trusted  # noqa: E402
-from dplib.grading import BATCH_MARKER, map_calls, repeat  # noqa: E402
 
 
 class _LocalLink(trusted.KernelLink):
@@ -215,3 +215,38 @@ def test_a_bound_method_of_a_students_object_is_batched_like_a_function():
 def test_batched_calls_refuse_bad_input_naming_the_argument(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+# ------------------------------------------- the helpers' home: the course, seen from the kernel
+
+
+def test_the_helpers_examples_hold():
+    """Their doctests: the module left dplib, whose modules pytest collects doctests from."""
+    import doctest
+
+    from coursetools.authoring import hidden_tests
+
+    failed, tried = doctest.testmod(hidden_tests, optionflags=doctest.ELLIPSIS)
+    assert tried >= 6 and failed == 0
+
+
+def test_a_banned_stub_raises_a_forbidden_call_error_the_trusted_runner_recognises(tmp_path):
+    """The stub imports nothing (the sandboxed kernel cannot import coursetools), yet what it
+    raises is reported by the kernel under the helpers' class name and rebuilt on the trusted side
+    as an instance of that very class."""
+    from coursetools.grading.sandboxed import bans
+
+    copy = bans.grading_dplib(["dplib.mechanisms.rr_confidence.rr_halfwidth"], tmp_path)
+    source = (copy / "mechanisms" / "rr_confidence.py").read_text(encoding="utf-8")
+    start = source.index("def rr_halfwidth(")
+    stub = source[start : source.index("\n\n", start)]
+    assert "import" not in stub and "coursetools.authoring.hidden_tests" in stub
+    namespace: dict = {}
+    exec(compile(stub, "<kernel>", "exec"), namespace)  # a namespace with nothing imported
+    with pytest.raises(AssertionError, match="write rr_halfwidth yourself") as caught:
+        namespace["rr_halfwidth"](0.75, 100)
+    assert type(caught.value) is not ForbiddenCallError  # made in the kernel, not imported
+    classes = bridge._describe(caught.value)["classes"]
+    assert classes[:2] == ["coursetools.authoring.hidden_tests.ForbiddenCallError", "AssertionError"]
+    error = trusted._student_raised("rr_halfwidth(0.75, 100)", classes)
+    assert isinstance(error, ForbiddenCallError) and error.raised == "ForbiddenCallError"

@@ -1,4 +1,4 @@
-"""Tests of dplib.hierarchy: TopDown-style consistency and hierarchical range queries.
+"""Tests of dplib.views.hierarchy: TopDown-style consistency and hierarchical range queries.
 
 Reference figures: Hay, Rastogi, Miklau & Suciu (2010) (range covers of at most 2(b-1) nodes per
 level; Theorem 3's estimates equal the least-squares consistent tree, checked against a direct
@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from dplib.hierarchy import (
+from dplib.testing import assert_distribution
+from dplib.views.hierarchy import (
     HierarchicalHistogram,
     aggregate_tree,
     constrained_inference,
@@ -25,7 +26,6 @@ from dplib.hierarchy import (
     topdown_consistent,
     tree_levels,
 )
-from dplib.testing import assert_distribution
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from discrete_reference import discrete_laplace_cdf  # noqa: E402

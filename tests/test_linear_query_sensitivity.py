@@ -87,7 +87,7 @@ def test_replace_refuses_a_workload_too_large_to_compare_every_pair():
 def test_sign_vectors_give_the_pairwise_l1_diameter():
     # ||x||_1 = max_s s.x over s in {-1, 1}^m: the projection method equals the brute force over
     # every pair of columns (to rounding), including when it is the one chosen (d > 2**(m-1))
-    from dplib.sensitivity import _l1_diameter_by_signs
+    from dplib.queries.sensitivity import _l1_diameter_by_signs
 
     rng = np.random.default_rng(5)
     for m, d in ((1, 7), (3, 40), (6, 50), (9, 30)):

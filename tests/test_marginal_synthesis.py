@@ -1,4 +1,4 @@
-"""Tests of dplib.marginal_synthesis (measure noisy marginals, fit by IPF, sample).
+"""Tests of dplib.synthesis.marginals (measure noisy marginals, fit by IPF, sample).
 
 Reference figures: IPF (Deming & Stephan 1940) with consistent marginals of a chain A - B - C
 converges to the maximum-entropy joint P(a, b) P(c | b) (computed here in closed form).
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dplib.marginal_synthesis import (
+from dplib.synthesis.marginals import (
     fit_joint,
     marginal_table,
     measure_marginals,

@@ -2,8 +2,8 @@
 
 Issue 9 promises that no input makes a public function hang, overflow, raise anything but a
 ``ValueError``/``TypeError`` or return NaN/inf silently, and that every refusal names the
-argument. For each public function of ``dplib.mechanisms``, ``dplib.confidence`` and
-``dplib.sensitivity`` we start from a valid call and replace *one* argument at a time by each
+argument. For each public function of ``dplib.mechanisms``, ``dplib.mechanisms.rr_confidence`` and
+``dplib.queries.sensitivity`` we start from a valid call and replace *one* argument at a time by each
 hostile value below; the call must then either return finite values within a second, or raise
 ``ValueError``/``TypeError`` whose message names the replaced argument.
 
@@ -20,7 +20,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dplib import confidence, sensitivity
 from dplib.mechanisms import (
     discrete_gaussian,
     discrete_laplace,
@@ -30,6 +29,8 @@ from dplib.mechanisms import (
     randomized_response,
     snapping,
 )
+from dplib.mechanisms import rr_confidence as confidence
+from dplib.queries import sensitivity
 
 HOSTILE: dict[str, Any] = {
     "zero": 0,

@@ -9,9 +9,9 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.model_selection import train_test_split
 from sklearn.naive_bayes import GaussianNB
 
-import dplib.naive_bayes as nb_module
+import dplib.learning.naive_bayes as nb_module
 from dplib.errors import PrivacyLeakWarning
-from dplib.naive_bayes import DPNaiveBayes, naive_bayes_sensitivity
+from dplib.learning.naive_bayes import DPNaiveBayes, naive_bayes_sensitivity
 
 
 def _blobs(n=400, d=3, seed=0):

@@ -1,12 +1,12 @@
-"""Tests of dplib.partition (PrivTree, Zhang, Xiao & Xie 2016, Algorithm 2 and Theorem 1)."""
+"""Tests of dplib.views.privtree (PrivTree, Zhang, Xiao & Xie 2016, Algorithm 2 and Theorem 1)."""
 
 import math
 
 import numpy as np
 import pytest
 
-from dplib.partition import privtree_histogram
 from dplib.testing import assert_dp
+from dplib.views.privtree import privtree_histogram
 
 
 def test_blocks_partition_the_grid_and_estimate_is_spread():

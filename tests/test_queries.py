@@ -6,8 +6,14 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dplib.queries import clamp, private_count, private_histogram, private_mean, private_sum
-from dplib.sensitivity import (
+from dplib.queries.aggregates import (
+    clamp,
+    private_count,
+    private_histogram,
+    private_mean,
+    private_sum,
+)
+from dplib.queries.sensitivity import (
     count_sensitivity,
     histogram_sensitivity,
     mean_sensitivity,

@@ -17,9 +17,9 @@ import math
 import numpy as np
 import pytest
 
-from dplib import queries
-from dplib.queries import private_count, private_histogram, private_mean, private_sum
-from dplib.selection import median_utility, private_median, private_mode
+from dplib.queries import aggregates as queries
+from dplib.queries.aggregates import private_count, private_histogram, private_mean, private_sum
+from dplib.queries.selection import median_utility, private_median, private_mode
 from dplib.testing import assert_dp, audit_dp
 
 N_ATTACK = 2_000  # outputs per dataset in the floating-point tests

@@ -33,10 +33,11 @@ import numpy as np
 import pytest
 
 import dplib
-from dplib import queries, synthetic
-from dplib.hierarchy import noisy_tree_counts
-from dplib.marginal_synthesis import measure_marginals
+from dplib.queries import aggregates as queries
+from dplib.synthesis import mwem as synthetic
+from dplib.synthesis.marginals import measure_marginals
 from dplib.testing import assert_dp
+from dplib.views.hierarchy import noisy_tree_counts
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_query_privacy import impossible_if_true_answer_is_one  # noqa: E402

@@ -1,4 +1,4 @@
-"""Tests of dplib.selection: private median, private mode, the truncated-Beta coin estimate and
+"""Tests of dplib.queries.selection: private median, private mode, the truncated-Beta coin estimate and
 the exponential mechanism's utility bound.
 
 Statistical tests take their seed from the ``rng_seed`` fixture (fresh each run) and use
@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from dplib import selection
 from dplib.mechanisms.exponential import exponential_mechanism_probabilities
-from dplib.selection import (
+from dplib.queries import selection
+from dplib.queries.selection import (
     beta_bias_estimate,
     beta_bias_parameters,
     exponential_utility_bound,

@@ -7,7 +7,7 @@ need it to run:
   kernel, hidden tests included, as an instructor's *Run All* in JupyterLab does: no cell raises
   and every autograded test cell gets its full points by nbgrader's own rule
   (``nbgrader.utils.determine_grade``: an error *or any output on stderr* is 0), so the hidden
-  tests' batched calls (``dplib.grading.repeat``/``map_calls``) work on plain functions;
+  tests' batched calls (``coursetools.authoring.hidden_tests.repeat``/``map_calls``) work on plain functions;
 - raw ``nbgrader autograde``, with a plain configuration (none of the course's), gives the
   example class (``examples/make_class.py``: ada_full, bob_partial, cy_blank) exactly the scores
   the trusted grader gives it (``coursetools.grading.grade.grade_job``, what ``make grade`` runs).

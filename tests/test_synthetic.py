@@ -1,4 +1,4 @@
-"""Tests of dplib.synthetic: MWEM (Hardt, Ligett & McSherry 2012, Algorithm 1).
+"""Tests of dplib.synthesis.mwem: MWEM (Hardt, Ligett & McSherry 2012, Algorithm 1).
 
 The accuracy tests run with fixed seeds (``SEED``, overridable through ``DPLIB_TEST_SEED``) and
 compare averages over 10 seeds with margins of 2x or more of the figures measured when the tests
@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from scipy.special import softmax
 
-from dplib import synthetic
-from dplib.synthetic import mwem
+from dplib.synthesis import mwem as synthetic
+from dplib.synthesis.mwem import mwem
 
 SEED = int(os.environ.get("DPLIB_TEST_SEED", "20261122"))
 D = 64

@@ -10,7 +10,7 @@ tests, and whether the tests follow the rules (docs/grading.md, "Writing a test"
   kernel as proxies (functions, classes, objects) or as plain data (numbers, arrays...);
 - ``forbid("dplib.name", ...)`` in a hidden region declares that while this notebook is graded
   the kernel's dplib lacks those functions (bans by absence; the union over the notebook);
-- many calls of an answer go through ``dplib.grading``'s ``repeat(answer, n, ...)`` and
+- many calls of an answer go through ``coursetools.authoring.hidden_tests``'s ``repeat(answer, n, ...)`` and
   ``map_calls(answer, arg_tuples)`` (one round trip in the grader, a loop in a plain kernel);
   the proxies' own ``answer.repeat(...)``/``answer.map(...)`` are refused, because a solution
   notebook must also run with Run All and raw nbgrader, where answers are plain functions;
@@ -34,7 +34,7 @@ from nbformat.notebooknode import NotebookNode
 __all__ = ["TestCell", "GradingPlan", "plan", "lint", "split_hidden"]
 
 BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
-#: proxy-only batch methods and the ``dplib.grading`` function to write instead
+#: proxy-only batch methods and the ``coursetools.authoring.hidden_tests`` function to write instead
 PROXY_METHODS = {"map": "map_calls(answer, arg_tuples, kwargs=None)", "repeat": "repeat(answer, n, *args)"}
 BUILTIN_NAMES = set(dir(builtins))
 
@@ -217,7 +217,7 @@ def _scope_names(tree: ast.AST) -> tuple[set[str], list[tuple[str, int]]]:
 
 def resolve_ban(name) -> types.FunctionType:
     """The trusted dplib function a ban names (``"dplib.rr_estimate"``), or ValueError."""
-    from dplib.grading import _resolve
+    from coursetools.authoring.hidden_tests import _resolve
 
     return _resolve(name)
 
@@ -286,7 +286,7 @@ def lint(source: NotebookNode) -> list[str]:
                     f"{where} line {node.lineno}: {receiver}.{method}(...) exists only on the "
                     "grader's proxies (Run All and raw nbgrader stop there): write "
                     f"{PROXY_METHODS[method].replace('answer', receiver, 1)} with "
-                    f"'from dplib.grading import {function}'"
+                    f"'from coursetools.authoring.hidden_tests import {function}'"
                 )
         if tree.body and isinstance(tree.body[-1], ast.Expr):
             used = {n.id for n in ast.walk(tree.body[-1]) if isinstance(n, ast.Name)}

@@ -460,13 +460,18 @@ class _Reply:
         return {"application/x-coursetools-reply": self.text}
 
 
+#: Course modules whose exception classes the kernel names (besides builtins and dplib's): the
+#: hidden tests' helpers, whose ``ForbiddenCallError`` a banned function's stub raises.
+COURSE_ERROR_MODULES = ("coursetools.authoring.hidden_tests",)
+
+
 def _describe(exc: BaseException) -> dict:
     """An exception as the names of its classes: never its message (which the student wrote)."""
     names = []
     for cls in type(exc).__mro__:
         if getattr(builtins, cls.__name__, None) is cls:
             names.append(cls.__name__)
-        elif cls.__module__ == "dplib.errors" or cls.__module__.startswith("dplib."):
+        elif cls.__module__.startswith("dplib.") or cls.__module__ in COURSE_ERROR_MODULES:
             names.append(f"{cls.__module__}.{cls.__name__}")
     return {"classes": names[:8], "boundary": isinstance(exc, BoundaryError)}
 

@@ -32,6 +32,7 @@ KEY_FIELD = "grading_key"  # where a result keeps the key it was graded under
 # submission again. ``coursetools/rendering.py`` holds the ANSI pattern and image signatures the
 # display run's output capture (``outputs.py``) keeps results by.
 GRADER_MODULES = (
+    "coursetools/authoring/hidden_tests.py",  # forbid, repeat, map_calls: dplib's until issue 30
     "coursetools/grading/bridge.py",
     "coursetools/grading/grade.py",
     "coursetools/grading/classroom/inert.py",

@@ -3,8 +3,9 @@
 One job: given the functions a notebook's hidden tests ``forbid(...)`` (for instance
 ``"dplib.rr_estimate"`` when an exercise asks the student to write it), build a copy of the dplib
 package in which each of them is replaced, in its source file, by a stub that raises
-:class:`dplib.grading.ForbiddenCallError`. The sandbox binds the copy read-only over the real
-package, so nothing in the kernel holds the banned code: not the module, not a cached code object,
+:class:`coursetools.authoring.hidden_tests.ForbiddenCallError` (a class of that name and module
+made in the kernel, which cannot import coursetools: see :data:`STUB`). The sandbox binds the
+copy read-only over the real package, so nothing in the kernel holds the banned code: not the module, not a cached code object,
 not a file to reload or ``exec``. Every other name still imports, so the notebook's demonstrations
 run; a dplib function that calls a banned one internally raises too, which is the point (it would
 otherwise be a way round the ban). Line numbers are kept so tracebacks still match the source.
@@ -17,13 +18,18 @@ import inspect
 import shutil
 from pathlib import Path
 
+from coursetools.authoring.hidden_tests import ForbiddenCallError
 from coursetools.authoring.rules import resolve_ban
 
 __all__ = ["grading_dplib", "real_dplib_dir"]
 
+#: The kernel cannot import coursetools (the sandbox shows it only the Python installation, the
+#: virtualenv and dplib), so the stub makes its error class in place: an ``AssertionError``
+#: subclass with :class:`ForbiddenCallError`'s name and module, which the kernel reports by that
+#: name and the trusted runner maps to the real class (``known_exceptions``).
 STUB = (
     "def {name}(*args, **kwargs):  # removed while this notebook is graded\n"
-    "    raise __import__('dplib.grading', fromlist=['_']).ForbiddenCallError({message!r})\n"
+    "    raise type({error!r}, (AssertionError,), {{'__module__': {module!r}}})({message!r})\n"
 )
 
 
@@ -46,7 +52,12 @@ def _stubbed(source: str, names: set[str], path: Path) -> str:
                 f"this exercise asks you to write {node.name} yourself: dplib's {node.name} is "
                 "not available while this notebook is graded"
             )
-            stub = STUB.format(name=node.name, message=message).splitlines(keepends=True)
+            stub = STUB.format(
+                name=node.name,
+                error=ForbiddenCallError.__name__,
+                module=ForbiddenCallError.__module__,
+                message=message,
+            ).splitlines(keepends=True)
             stub += ["\n"] * max(0, last - first - len(stub))
             lines[first:last] = stub
             found.add(node.name)

@@ -20,7 +20,7 @@ No text the kernel chose is ever printed or imported here. The rule, total over 
   class of the object it stands for; handles carry no type name at all;
 - an exception of the student's code is named by the first class of its ancestry found *by
   identity* in a fixed table (:func:`known_exceptions`: the exception classes of ``builtins`` and
-  of ``dplib.errors`` and ``dplib.grading`` when already imported): a student class deriving from
+  of ``dplib.errors`` and ``coursetools.authoring.hidden_tests`` when already imported): a student class deriving from
   ``ValueError`` is reported as ``ValueError``, anything else as "an exception". The names the
   kernel sends are only looked up in that table: nothing is imported;
 - the student's strings and bytes (dict keys included) reach the test as :class:`StudentText` /
@@ -178,7 +178,8 @@ class StudentError(AssertionError):
 
 
 _raised_classes: dict[type, type] = {}
-TRUSTED_ERROR_MODULES = ("dplib.errors", "dplib.grading")  # looked up only if already imported
+#: looked up only if already imported (a hidden test that bans imports the helpers' module)
+TRUSTED_ERROR_MODULES = ("dplib.errors", "coursetools.authoring.hidden_tests")
 
 
 def known_exceptions() -> dict[str, type]:
@@ -337,13 +338,13 @@ class Remote:
     dicts. ``f.repeat(n, *args, **kwargs)`` makes the same call ``n`` times in one round trip
     (a generator among the arguments is shared by the calls and advances, as it would in a loop).
     Attributes and items of an object are fetched as data, or as further proxies. Hidden tests
-    call ``map`` and ``repeat`` through :func:`dplib.grading.map_calls` and
-    :func:`dplib.grading.repeat`, which recognise a proxy by :attr:`__coursetools_batch__` (a
+    call ``map`` and ``repeat`` through :func:`coursetools.authoring.hidden_tests.map_calls` and
+    :func:`coursetools.authoring.hidden_tests.repeat`, which recognise a proxy by :attr:`__coursetools_batch__` (a
     class attribute, read without a round trip) and loop on a plain function instead.
     """
 
     __slots__ = ("_link", "_id", "_kind", "_label")
-    __coursetools_batch__ = True  # dplib.grading.BATCH_MARKER: batch through map/repeat
+    __coursetools_batch__ = True  # coursetools.authoring.hidden_tests.BATCH_MARKER: batch through map/repeat
 
     def __init__(self, link: KernelLink, id: int, kind: str, label: str) -> None:
         object.__setattr__(self, "_link", link)
@@ -531,7 +532,8 @@ def _test_line(exc: BaseException, filename: str) -> int | None:
     return line
 
 
-TEACHING_MODULES = ("dplib.testing", "dplib.grading")  # assertion messages written for students
+#: assertion messages written for students
+TEACHING_MODULES = ("dplib.testing", "coursetools.authoring.hidden_tests")
 
 
 def _raised_by_test(exc: BaseException, filename: str) -> bool:

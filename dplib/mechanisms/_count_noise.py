@@ -1,8 +1,8 @@
 """Noise on vectors of counts of people, safe on IEEE doubles by default.
 
-The releases of many counts at once (:func:`dplib.hierarchy.hierarchical_histogram`,
-:func:`dplib.hierarchy.noisy_tree_counts`, :func:`dplib.marginal_synthesis.measure_marginals`,
-the block counts of :func:`dplib.partition.privtree_histogram`) share one job: add noise of
+The releases of many counts at once (:func:`dplib.views.hierarchy.hierarchical_histogram`,
+:func:`dplib.views.hierarchy.noisy_tree_counts`, :func:`dplib.synthesis.marginals.measure_marginals`,
+the block counts of :func:`dplib.views.privtree.privtree_histogram`) share one job: add noise of
 scale ``sensitivity / epsilon`` to every count. By default the noise is discrete Laplace
 (:func:`dplib.discrete_laplace_mechanism`, the geometric mechanism of Ghosh, Roughgarden &
 Sundararajan 2009): integer counts plus integer noise are integers, whatever the data, so the

@@ -21,7 +21,7 @@ so with ``L`` levels the vector of all node counts has L1 sensitivity ``L``, and
 ``L / epsilon`` on every node is epsilon-DP (sequential composition over the levels, parallel
 composition within a level). Everything after the noise is post-processing. The noise is
 discrete Laplace by default (integer counts stay integers, so no output rules a neighbour out:
-the floating-point attack of Mironov 2012 does not apply; see :mod:`dplib._count_noise`);
+the floating-point attack of Mironov 2012 does not apply; see :mod:`dplib.mechanisms._count_noise`);
 ``mechanism="laplace"`` gives the textbook floating-point Laplace noise, for teaching only.
 
 References
@@ -44,13 +44,6 @@ from typing import Any
 
 import numpy as np
 
-from dplib._count_noise import (
-    add_count_noise,
-    check_count_mechanism,
-    check_counts,
-    noise_scale,
-    noise_variance,
-)
 from dplib._validation import (
     as_generator,
     check_data,
@@ -58,6 +51,13 @@ from dplib._validation import (
     check_integer,
     check_real,
     check_representable,
+)
+from dplib.mechanisms._count_noise import (
+    add_count_noise,
+    check_count_mechanism,
+    check_counts,
+    noise_scale,
+    noise_variance,
 )
 
 __all__ = [

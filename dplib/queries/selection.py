@@ -39,7 +39,7 @@ from dplib.mechanisms.exponential import (
     exponential_mechanism,
     exponential_mechanism_probabilities,
 )
-from dplib.sensitivity import check_neighbouring
+from dplib.queries.sensitivity import check_neighbouring
 
 __all__ = [
     "median_utility",

@@ -34,8 +34,8 @@ from dplib._validation import (
 )
 from dplib.mechanisms.discrete_laplace import discrete_laplace_mechanism
 from dplib.mechanisms.exponential import exponential_mechanism
-from dplib.queries import _grid_exponent
-from dplib.sensitivity import check_neighbouring
+from dplib.queries.aggregates import _grid_exponent
+from dplib.queries.sensitivity import check_neighbouring
 
 __all__ = ["mwem"]
 

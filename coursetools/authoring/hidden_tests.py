@@ -1,16 +1,24 @@
-"""Helpers for the hidden tests of the course's auto-graded notebooks.
+"""Helpers for the hidden tests of the course's auto-graded notebooks: bans and batched calls.
+Imported by hidden tests (in the trusted runner and in a plain kernel), rules and the grader's
+tests; it imports numpy and the standard library only, nothing of coursetools or of dplib's
+internals, so the trusted runner loads it with no code that reaches the student's kernel.
 
-Hidden tests run in the grader's trusted process, never in the student's kernel
+The course's convention, not the DP library's: it lived in ``dplib.grading`` until issue 30,
+so that ``dplib`` is a library a reader can use outside the course. Hidden tests run in the grader's trusted process, never in the student's kernel
 (``docs/grading.md``). They judge a student's function against dplib or a known figure, never
 against the student's own code, and an exercise that asks to implement ``X`` must not be passed
 by calling ``dplib.X``. That second rule is enforced by absence: a hidden test declares
 
->>> from dplib.grading import forbid
+>>> from coursetools.authoring.hidden_tests import forbid
 >>> forbid("dplib.rr_estimate")
 
 and while the notebook is graded the kernel's copy of dplib holds, in place of each banned
-function, a stub that raises :class:`ForbiddenCallError` (``coursetools/grading/sandboxed/bans.py``). In the
-trusted process :func:`forbid` only checks that the names exist, so a typo fails the build.
+function, a stub that raises :class:`ForbiddenCallError` (``coursetools/grading/sandboxed/bans.py``).
+The sandboxed kernel cannot import coursetools, so the stub makes, in the kernel, an
+``AssertionError`` subclass of the same name whose ``__module__`` is this module's: the kernel
+reports it by that name and the trusted runner maps the name to this class (its fixed table,
+``coursetools.grading.trusted.runner.known_exceptions``). In the trusted process :func:`forbid`
+only checks that the names exist, so a typo fails the build.
 
 Many calls of an answer go through :func:`repeat` and :func:`map_calls`. In the grader an answer
 is a proxy for the student's function (``coursetools/grading/trusted/runner.py``) and every call is a round trip
@@ -40,7 +48,11 @@ BATCH_MARKER = "__coursetools_batch__"
 
 
 class ForbiddenCallError(AssertionError):
-    """Raised in a grading kernel by a dplib function that an exercise asks the student to write."""
+    """Raised in a grading kernel by a dplib function that an exercise asks the student to write.
+
+    The kernel's stub raises a class of this name and module made in the kernel (which cannot
+    import coursetools); the trusted runner reports it as this class.
+    """
 
 
 def forbid(*names: str) -> None:
@@ -62,7 +74,7 @@ def forbid(*names: str) -> None:
     ----------
     *names : str
         Dotted names of pure-Python dplib functions, e.g. ``"dplib.rr_estimate"`` or
-        ``"dplib.confidence.rr_halfwidth"``.
+        ``"dplib.mechanisms.rr_confidence.rr_halfwidth"``.
 
     Raises
     ------
@@ -71,7 +83,7 @@ def forbid(*names: str) -> None:
 
     Examples
     --------
-    >>> forbid("dplib.laplace_mechanism", "dplib.confidence.hoeffding_halfwidth")
+    >>> forbid("dplib.laplace_mechanism", "dplib.mechanisms.rr_confidence.hoeffding_halfwidth")
     >>> forbid("numpy.mean")
     Traceback (most recent call last):
     ...

@@ -1,6 +1,6 @@
 """Private versions of the everyday statistics: count, sum, mean and histogram.
 
-Each function clamps what must be clamped, uses the sensitivity from :mod:`dplib.sensitivity`, and
+Each function clamps what must be clamped, uses the sensitivity from :mod:`dplib.queries.sensitivity`, and
 adds noise that is safe on IEEE doubles by default:
 
 * counts and histograms are integers, released with the discrete Laplace (two-sided geometric)
@@ -24,7 +24,6 @@ from typing import Any
 
 import numpy as np
 
-from dplib._count_noise import COUNT_MECHANISMS, check_count_mechanism
 from dplib._validation import (
     as_generator,
     check_bounds,
@@ -32,9 +31,10 @@ from dplib._validation import (
     check_epsilon,
     check_integer,
 )
+from dplib.mechanisms._count_noise import COUNT_MECHANISMS, check_count_mechanism
 from dplib.mechanisms.discrete import discrete_laplace_mechanism
 from dplib.mechanisms.laplace import laplace_mechanism
-from dplib.sensitivity import (
+from dplib.queries.sensitivity import (
     check_neighbouring,
     count_sensitivity,
     histogram_sensitivity,

@@ -24,13 +24,18 @@ from typing import Any
 
 import numpy as np
 
-from dplib._count_noise import add_count_noise, check_count_mechanism, check_counts, noise_scale
 from dplib._validation import (
     as_generator,
     check_data,
     check_epsilon,
     check_probability,
     check_representable,
+)
+from dplib.mechanisms._count_noise import (
+    add_count_noise,
+    check_count_mechanism,
+    check_counts,
+    noise_scale,
 )
 
 __all__ = ["privtree_histogram"]

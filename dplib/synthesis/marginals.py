@@ -35,7 +35,6 @@ from typing import Any
 
 import numpy as np
 
-from dplib._count_noise import add_count_noise, check_count_mechanism, noise_scale
 from dplib._validation import (
     as_generator,
     check_data,
@@ -43,6 +42,7 @@ from dplib._validation import (
     check_integer,
     check_representable,
 )
+from dplib.mechanisms._count_noise import add_count_noise, check_count_mechanism, noise_scale
 
 __all__ = ["marginal_table", "measure_marginals", "fit_joint", "sample_records", "synthesize"]
 

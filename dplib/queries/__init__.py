@@ -1,0 +1,13 @@
+"""Everyday statistics released privately (chapters 02-03): counts, sums, means, medians, modes.
+
+One job per module:
+
+- :mod:`~dplib.queries.sensitivity` -- global sensitivities of the everyday queries under the two
+  neighbouring relations (add/remove and replace-one);
+- :mod:`~dplib.queries.aggregates` -- ``clamp``, ``private_count``, ``private_sum``,
+  ``private_mean`` and ``private_histogram``, noise-safe on IEEE doubles (chapter 02, Laplace);
+- :mod:`~dplib.queries.selection` -- private medians, modes and a coin's bias by the exponential
+  mechanism, and its utility guarantee (chapter 03).
+
+The mechanisms themselves live in :mod:`dplib.mechanisms`.
+"""

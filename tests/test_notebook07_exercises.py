@@ -5,7 +5,7 @@ wrong answers (a wrong scale, epsilon vs epsilon/2, variance vs standard deviati
 accepted where the contract says raise, an estimate clipped where it must be unbiased, delta
 charged where only epsilon is spent, arithmetic that overflows at a large but valid epsilon or
 dimension, a special case that fits only the visible inputs, a weak neighbouring pair...) are
-handed in and graded by the real trusted grader (:func:`coursetools.grade.grade_job`, as
+handed in and graded by the real trusted grader (:func:`coursetools.grading.grade.grade_job`, as
 ``tests/test_release.py`` grades the solution); each must score 0 on its exercise. Two correct
 alternatives per exercise, written differently from the solution, must get full marks under five
 seeds: a correct answer's random draws are shifted by burning ``s`` draws of the generator first
@@ -22,21 +22,9 @@ time.
 
 from __future__ import annotations
 
-import concurrent.futures as cf
-import importlib.util
-from pathlib import Path
+from notebook_probes import Probe, install
 
-import nbformat
-import pytest
-
-try:  # the package's layout since the coursetools restructuring; the flat modules before it
-    from coursetools.authoring.release import notebook_bytes, release_notebook
-except ImportError:  # pragma: no cover
-    from coursetools.release import notebook_bytes, release_notebook
-
-ROOT = Path(__file__).resolve().parents[1]
 NAME = "07_local_dp"
-SOURCE = ROOT / "solutions" / NAME / f"{NAME}.ipynb"
 
 #: answer cell grade_id -> test cell grade_id
 EXERCISES = {
@@ -589,122 +577,7 @@ def clone_delta(n, epsilon0, epsilon):
 """,
     ],
 }
-SEEDS = range(5)
-
 # ------------------------------------------------------------------------------------- grading
 
-
-def _make_class():
-    spec = importlib.util.spec_from_file_location("make_class", ROOT / "examples" / "make_class.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def _gid(cell) -> str | None:
-    return cell.metadata.get("nbgrader", {}).get("grade_id")
-
-
-def _trim(nb):
-    nb = nbformat.from_dict(nb)
-    nb.cells = [
-        c
-        for c in nb.cells
-        if _gid(c) not in DROPPED and not (c.cell_type == "code" and not _gid(c))
-    ]
-    return nb
-
-
-def _submission(answers: dict[str, str]) -> bytes:
-    """The solution as handed in (examples/make_class.py's ada_full), answers replaced, trimmed."""
-    nb = nbformat.reads(_make_class().student_notebooks(SOURCE)["ada_full"].decode(), as_version=4)
-    for cell in nb.cells:
-        if _gid(cell) in answers:
-            cell.source = answers[_gid(cell)]
-    return nbformat.writes(_trim(nb)).encode()
-
-
-def _grade(answers: dict[str, str]) -> dict[str, str]:
-    """grade_id of each test cell -> 'passed' or 'failed', by the trusted grader."""
-    try:
-        from coursetools.grading.grade import Job, Options, grade_job
-    except ImportError:  # pragma: no cover
-        from coursetools.grade import Job, Options, grade_job
-
-    source = _trim(nbformat.read(SOURCE, as_version=4))
-    job = Job(
-        student="probe",
-        assignment=NAME,
-        source=nbformat.writes(source),
-        release=notebook_bytes(release_notebook(source, NAME)).decode(),
-        submission=_submission(answers),
-        notebook_name=f"{NAME}.ipynb",
-        files={},
-        options=Options(cell_timeout=300.0, notebook_timeout=900.0),
-    )
-    result = grade_job(job)
-    assert not result["problems"], result["problems"]
-    return {
-        c["grade_id"]: (
-            "passed"
-            if c["points"] == c["max_points"] > 0
-            else "failed"
-            if c["points"] == 0
-            else "partial"
-        )
-        for c in result["cells"]
-        if c["kind"] == "auto"
-    }
-
-
-def _wrong_submission(i: int) -> dict[str, str]:
-    return {gid: variants[i][1] for gid, variants in WRONG.items() if i < len(variants)}
-
-
-def _alternative_submission(which: int, burn: int) -> dict[str, str]:
-    return {gid: alts[which].replace("{burn}", str(burn)) for gid, alts in ALTERNATIVES.items()}
-
-
-N_WRONG = max(len(v) for v in WRONG.values())
-RUNS = [("wrong", i) for i in range(N_WRONG)] + [
-    ("alternative", (w, s)) for w in (0, 1) for s in SEEDS
-]
-
-
-def _run(run):
-    kind, arg = run
-    answers = _wrong_submission(arg) if kind == "wrong" else _alternative_submission(*arg)
-    return _grade(answers)
-
-
-@pytest.fixture(scope="module")
-def graded():
-    with cf.ProcessPoolExecutor(max_workers=2) as pool:
-        return dict(zip(RUNS, pool.map(_run, RUNS), strict=True))
-
-
-def test_every_exercise_has_three_wrong_answers_and_two_alternatives():
-    assert set(WRONG) == set(EXERCISES) == set(ALTERNATIVES)
-    assert all(len(v) >= 3 for v in WRONG.values())
-    assert all(len(v) == 2 for v in ALTERNATIVES.values())
-    nb = nbformat.read(SOURCE, as_version=4)
-    ids = {_gid(c) for c in nb.cells}
-    assert set(EXERCISES) | set(EXERCISES.values()) | DROPPED <= ids
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize(
-    ("answer", "index"),
-    [(gid, i) for gid, variants in WRONG.items() for i in range(len(variants))],
-    ids=[f"{gid}:{what}" for gid, variants in WRONG.items() for what, _ in variants],
-)
-def test_plausible_wrong_answer_scores_zero(graded, answer, index):
-    assert graded[("wrong", index)][EXERCISES[answer]] == "failed", WRONG[answer][index][0]
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("which", [0, 1])
-@pytest.mark.parametrize("burn", list(SEEDS))
-def test_correct_alternatives_get_full_marks_under_five_seeds(graded, which, burn):
-    scores = graded[("alternative", (which, burn))]
-    assert all(scores[test] == "passed" for test in EXERCISES.values()), scores
+PROBE = Probe(NAME, EXERCISES, WRONG, ALTERNATIVES, dropped=frozenset(DROPPED))
+install(PROBE, globals())  # the fixture and the three tests: tests/notebook_probes.py

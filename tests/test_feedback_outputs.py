@@ -256,3 +256,36 @@ def test_a_cell_whose_last_outputs_come_late_is_not_said_to_have_lost_any():
     assert [o for o in outputs if o["kind"] == "note"] == [], sorted(shown.items())[-4:]
     texts = [o["text"] for o in outputs if o["kind"] == "text"]
     assert texts[-2:] == ["before the hold\n", "after the hold\n"], texts
+
+
+def test_no_cell_runs_before_the_subscription_carries_a_probe(monkeypatch):
+    """ZeroMQ's slow joiner: a SUB socket hears nothing published before its subscription takes
+    effect. Seen in CI: the first cell's outputs and "idle" were all lost, and after a 60 s wait
+    the page said "some output of this cell was lost". So no cell of the display run may be sent
+    until a probe's status has come through the subscription."""
+    from coursetools.grading.grade import display_run
+    from coursetools.grading.sandboxed import sandbox
+    from coursetools.grading.sandboxed.kernel import KernelSession
+
+    sent_unconfirmed = []
+    original = KernelSession._request
+
+    async def watched(self, msg_type, content, timeout, **kwargs):
+        if self.iopub is not None and msg_type == "execute_request" and not content.get("silent"):
+            if not self.subscription_confirmed:
+                sent_unconfirmed.append(content.get("code", "")[:40])
+        return await original(self, msg_type, content, timeout, **kwargs)
+
+    monkeypatch.setattr(KernelSession, "_request", watched)
+    source, release = _pilot()
+    nb = fill_answers(copy.deepcopy(release))
+    merged, _ = merge(source, release, nb)
+    job = Job(
+        "ada", "pilot", nbformat.writes(source), nbformat.writes(release),
+        nbformat.writes(nb).encode(), "pilot.ipynb",
+        options=Options(cell_timeout=60, notebook_timeout=240, with_outputs=True),
+    )
+    shown, problems = display_run(job, merged, release, sandbox.detect_mode())
+    assert not problems, problems
+    assert shown, "the display run showed nothing"
+    assert sent_unconfirmed == []

@@ -29,7 +29,8 @@ was lost": a message over the size cap, which makes ZeroMQ drop the subscription
 ``DISCONNECTED`` event on the socket's monitor), and a queue overflow, which drops messages,
 possibly the "idle" itself: a ``kernel_info_request`` sent after the reply (a *probe*) is
 handled after the cell, so its own status arriving before the cell's "idle" proves that idle was
-dropped. A loaded machine only makes the wait longer.
+dropped. A loaded machine only makes the wait longer. A subscription only takes effect some time
+after it is made, so no cell runs until a probe's status has come through it.
 """
 
 from __future__ import annotations
@@ -136,6 +137,7 @@ class KernelSession:
         self.sockets: dict[bool, object] = {}  # large replies allowed -> shell socket
         self.iopub = None
         self.monitor = None  # the IOPub socket's DISCONNECTED events: a subscription cut
+        self.subscription_confirmed = False  # a probe came through the current subscription
         self.context = None
         self.run_dir: str | None = None  # this start's run directory (a tmpfs when root)
         self.log = tempfile.TemporaryFile()  # the launcher's stderr (bounded by RLIMIT_FSIZE)
@@ -200,14 +202,18 @@ class KernelSession:
             socket.setsockopt(zmq.LINGER, 0)
             socket.connect(self.km._make_url("shell"))
             self.sockets[large] = socket
-        if self.collector is not None:
-            self._subscribe()
         info = await self._request(
             "kernel_info_request", {}, self.spec.startup_timeout, reply="kernel_info_reply"
         )
         if info.status != "ok":
             await self.stop()
             raise RuntimeError(f"the kernel did not answer ({info.status}): {self._last_log_line()}")
+        if self.collector is not None:
+            # A subscription takes effect some time after connect (ZeroMQ's "slow joiner"): what
+            # the kernel publishes before then is never seen. Seen in a full test run: the first
+            # cell's outputs and "idle" all lost, and the page said "lost" after a 60 s wait.
+            self._subscribe()
+            await self._await_subscription(self.spec.startup_timeout)
         installed = await self.execute(_bridge_install(), self.spec.startup_timeout, silent=True)
         if installed.status != "ok":
             await self.stop()
@@ -312,6 +318,7 @@ class KernelSession:
         """A fresh IOPub subscription (size-capped, bounded queue) and its monitor."""
         import zmq
 
+        self.subscription_confirmed = False  # until a probe's status comes through it
         self.iopub = self.context.socket(zmq.SUB)
         self.iopub.setsockopt(zmq.MAXMSGSIZE, self.collector.limits.message_bytes)
         self.iopub.setsockopt(zmq.RCVHWM, IOPUB_QUEUE)
@@ -425,15 +432,21 @@ class KernelSession:
     async def _resubscribe(self) -> None:
         """Subscribe afresh and wait until a probe's status comes through (the next cell's outputs
         then reach the new subscription), re-sending a probe every half second."""
-        import zmq
-
         self._unsubscribe()
         self._subscribe()
-        end = time.monotonic() + RESUBSCRIBE_SECONDS
+        await self._await_subscription(RESUBSCRIBE_SECONDS)
+
+    async def _await_subscription(self, timeout: float) -> None:
+        """Wait until a probe's status comes through the subscription (so the next cell's outputs
+        reach it), re-sending a probe every half second; give up after ``timeout`` seconds."""
+        import zmq
+
+        end = time.monotonic() + timeout
         probe, sent = self._send_probe(), time.monotonic()
         while time.monotonic() < end:
             try:
                 if self._drain_iopub("", probe) == "probe":
+                    self.subscription_confirmed = True
                     return
                 await self.iopub.poll(int(POLL_SECONDS * 1000), zmq.POLLIN)
             except zmq.ZMQError:

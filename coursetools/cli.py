@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 
 from coursetools.authoring.release import find_assignments, release_all
-from coursetools.grading.classroom import executors, feedback, regrade
+from coursetools.grading.classroom import class_page, executors, feedback, regrade
 from coursetools.grading.classroom.collect import SubmissionsNotFound, collect_jobs
 from coursetools.grading.grade import Job, Options, grade_job
 
@@ -306,7 +306,7 @@ def cmd_grade(args) -> int:
     for i, result in zip(to_grade, fresh, strict=True):
         if not result.get("grader_error"):
             result[regrade.KEY_FIELD] = keys[i]
-    write_outputs(fresh, grades, feedback_dir)
+    every_row = write_outputs(fresh, grades, feedback_dir)
     results = [None] * len(jobs)
     for i, result in zip(to_grade, fresh, strict=True):
         results[i] = result
@@ -330,11 +330,46 @@ def cmd_grade(args) -> int:
         except Exception as exc:  # noqa: BLE001 - the CSV and feedback are written: say why not
             print(f"gradebook not updated: {exc}", file=sys.stderr)
             status = 1
+    page = write_class_overview(  # every row of the details file: last week's classes too
+        every_row, grades.parent, nbgrader_config=args.nbgrader_config, use_gradebook=args.gradebook
+    )
+    if page is not None:
+        print(f"class page: {page}")
     print(
         f"graded {len(fresh)} submission(s) in {time.monotonic() - start:.1f} s"
         + (f" ({len(reused)} unchanged, not graded again)" if reused else "")
     )
     return status
+
+
+def write_class_overview(
+    results: list[dict], directory: Path, *, nbgrader_config=None, use_gradebook: bool = False
+) -> Path | None:
+    """``directory/class.html`` (:mod:`coursetools.grading.classroom.class_page`), with the roster
+    and the written answers waiting from the gradebook and the attempts from nbgrader's exchange
+    when there are; never fails the grading run (says why and returns None)."""
+    from coursetools.grading.classroom import gradebook
+
+    roster = waiting = None
+    attempts: dict = {}
+    config = nbgrader_config or gradebook.CONFIG
+    try:
+        attempts = class_page.count_attempts(gradebook.exchange_inbound(config))
+        if use_gradebook:
+            roster, waiting = class_page.written_waiting_from_gradebook(
+                gradebook.course_directory(config).db_url
+            )
+            roster = sorted(set(roster) | {r["student"] for r in results})
+    except Exception as exc:  # noqa: BLE001 - the page is written without what could not be read
+        print(f"class page: no roster from the gradebook ({feedback.printable(str(exc))})", file=sys.stderr)
+    try:
+        return class_page.write_class_page(
+            results, directory, roster=roster, attempts=attempts, written_waiting=waiting,
+            title="Course",
+        )
+    except Exception as exc:  # noqa: BLE001 - grades and feedback are written: say why not this
+        print(f"class page not written: {feedback.printable(str(exc))}", file=sys.stderr)
+        return None
 
 
 def _load_example_generator():
@@ -386,6 +421,7 @@ def cmd_course(args) -> int:
     results = grade_class(jobs, workers=args.workers, scheduler=args.scheduler)
     write_outputs(results, grades, feedback_dir)
     print(report(results, grades, feedback_dir, warnings))
+    print(f"class page: {class_page.write_class_page(results, EXAMPLE_GRADES, title='Example class')}")
     print("validation (each solution notebook run with its hidden tests must score full marks):")
     for r in (r for r in results if r["student"] == "ada_full"):
         bad = [c for c in r["cells"] if c["kind"] == "auto" and c["status"] != "passed"]

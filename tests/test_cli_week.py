@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 
 import nbformat
@@ -95,6 +96,9 @@ def test_grading_a_second_class_keeps_the_first_class_pages_and_rows(tmp_path, m
     assert rows == {("ada", "pilot"), ("bob", "pilot")}
     details = json.loads((out / "grades.json").read_text())
     assert sorted(r["student"] for r in details) == ["ada", "bob"]
+    # the class page (issue 33) counts both classes: every row of the details file
+    page = (out / "class.html").read_text()
+    assert "2 of 2 handed in" in re.sub(r"<[^>]+>", " ", page)
 
 
 def test_a_page_is_replaced_when_its_submission_is_graded_again(tmp_path, monkeypatch, blank):

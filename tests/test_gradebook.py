@@ -138,7 +138,8 @@ def test_a_manual_grade_survives_a_regrade_and_export_adds_it(tmp_path):
     coursedir, _ = _course(tmp_path)
     _record(coursedir)
     with gradebook.open_gradebook(coursedir.db_url) as gb:  # what the formgrader's score box does
-        gb.find_grade(WRITTEN, "pilot", "pilot", "ada").manual_score = 1.0
+        grade = gb.find_grade(WRITTEN, "pilot", "pilot", "ada")
+        grade.manual_score, grade.needs_manual_grade = 1.0, False  # what the formgrader's PUT does
         gb.db.commit()
     _record(coursedir, ada_points={**AUTO, "rr_estimate_tests": 0.0})  # graded again: 4 auto
     with gradebook.open_gradebook(coursedir.db_url) as gb:
@@ -268,3 +269,40 @@ def test_make_lab_serves_the_course_root_so_the_formgrader_links_resolve():
     assert not os.path.relpath(course_root, root_dir).startswith(".."), (course_root, root_dir)
     assert f"{ROOT}/.venv/bin" in line.split()[0]  # nbgrader runs `alembic` by name
     assert ("--allow-root" in line) == (os.geteuid() == 0)
+
+
+def test_the_class_page_takes_the_roster_waiting_answers_and_attempts_from_nbgrader(tmp_path):
+    """Issue 33, item 3: who has not handed in comes from the gradebook's roster, the written
+    answers waiting from its grades (one graded by hand stops waiting), attempts from the
+    exchange's inbound folder."""
+    import re
+
+    from coursetools.cli import write_class_overview
+
+    coursedir, _ = _course(tmp_path)
+    exchange = tmp_path / "exchange"
+    with open(tmp_path / "nbgrader_config.py", "a") as f:
+        f.write(f"c.Exchange.root = {str(exchange)!r}\nc.CourseDirectory.course_id = 'dp'\n")
+    for stamp in ("2026-11-20 10:00:00.000000 UTC+a1", "2026-11-20 11:00:00.000000 UTC+b2",
+                  "2026-11-20 12:00:00.000000 UTC+c3"):
+        (exchange / "dp" / "inbound" / f"bob+pilot+{stamp}").mkdir(parents=True)
+    _record(coursedir)
+    results = [dict(_result("ada", dict(AUTO)), score=7.0, max_score=7.0),
+               dict(_result("bob", {}), score=0.0, max_score=7.0)]
+    with gradebook.open_gradebook(coursedir.db_url) as gb:
+        gb.add_student("cy")
+
+    def text():
+        page = write_class_overview(results, tmp_path / "out", nbgrader_config=tmp_path /
+                                    "nbgrader_config.py", use_gradebook=True)
+        return " ".join(re.sub(r"<[^>]+>", " ", page.read_text(encoding="utf-8")).split())
+
+    first = text()
+    assert "2 of 3 handed in" in first and "not handed in: cy" in first
+    assert "written answers waiting in the formgrader: 2" in first
+    assert "attempts used: bob 3" in first
+    with gradebook.open_gradebook(coursedir.db_url) as gb:
+        grade = gb.find_grade(WRITTEN, "pilot", "pilot", "ada")
+        grade.manual_score, grade.needs_manual_grade = 1.0, False  # what the formgrader's PUT does
+        gb.db.commit()
+    assert "written answers waiting in the formgrader: 1" in text()

@@ -66,6 +66,16 @@ def course_directory(config_file: Path = CONFIG):
     return CourseDirectory(config=config)
 
 
+def exchange_inbound(config_file: Path = CONFIG) -> Path:
+    """nbgrader's exchange ``inbound`` folder of the course (``Exchange.root/<course_id>/inbound``)."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config_file = Path(config_file)
+    config = PyFileConfigLoader(config_file.name, path=str(config_file.parent)).load_config()
+    root = config.Exchange.get("root", "/srv/nbgrader/exchange")  # nbgrader's default root
+    return Path(root) / str(course_directory(config_file).course_id) / "inbound"
+
+
 @contextlib.contextmanager
 def open_gradebook(db_url: str) -> Iterator:
     """nbgrader's ``Gradebook`` on ``db_url``, creating the database and its directory if needed.

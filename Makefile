@@ -62,11 +62,16 @@ student-lab: $(STAMP)
 	@echo "make student-lab: JupyterLab for a student at http://localhost:$(LAB_PORT)/lab (your copy: $(abspath $(WORK)); use the link with its token printed below)"
 	cd "$(WORK)" && $(VENV_PATH) NBGRADER_EXCHANGE="$(CURDIR)/build/nbgrader/exchange" JUPYTER_CONFIG_PATH="$(CURDIR)/deploy/student" "$(CURDIR)/$(VENV)/bin/jupyter" lab --ServerApp.root_dir="$(abspath $(WORK))" $(LAB_PORTS) $(ALLOW_ROOT) $(LAB_ARGS)
 
-# Final grades (autograded + the written answers graded in the formgrader) from the gradebook.
+# Final grades (autograded + the written answers graded in the formgrader) from the gradebook,
+# and the same grades as Canvas's and Moodle's gradebook imports read them (build/lms/; the
+# columns are mapped in deploy/lms.toml, LMS_MAPPING=file for another).
 FINAL_GRADES ?= build/final_grades.csv
+LMS_MAPPING ?= deploy/lms.toml
 export: $(STAMP)
 	@mkdir -p build
 	$(VENV_PATH) $(VENV)/bin/nbgrader export --to $(FINAL_GRADES)
+	$(PY) -m coursetools lms-export --system canvas --mapping $(LMS_MAPPING) --to build/lms/canvas.csv
+	$(PY) -m coursetools lms-export --system moodle --mapping $(LMS_MAPPING) --to build/lms/moodle.csv
 
 # The course as a static site for self-paced readers (offline: maths as MathML, no CDN):
 # _build/html/index.html. Executed chapters are cached in build/book/cache.

@@ -534,6 +534,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--release", type=Path, default=ROOT / "notebooks")
     _grading_arguments(p)
     p.set_defaults(func=cmd_course)
+    p = sub.add_parser(
+        "lms-export", help="final grades from the gradebook as a Canvas or Moodle import CSV"
+    )
+    p.add_argument("--system", choices=("canvas", "moodle"), required=True)
+    p.add_argument("--to", type=Path, required=True, help="the CSV to write")
+    p.add_argument(
+        "--mapping",
+        type=Path,
+        default=ROOT / "deploy" / "lms.toml",
+        help="column mapping (TOML; default deploy/lms.toml, documented there)",
+    )
+    p.add_argument("--nbgrader-config", type=Path, default=ROOT / "nbgrader_config.py")
+    p.set_defaults(func=cmd_lms_export)
     p = sub.add_parser("book", help="the course as a static site, offline: _build/html/index.html")
     p.add_argument("--source", type=Path, default=ROOT / "solutions")
     p.add_argument("--out", type=Path, default=ROOT / "_build" / "html")
@@ -546,6 +559,26 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=cmd_book)
     args = parser.parse_args(argv)
     return args.func(args)
+
+
+def cmd_lms_export(args) -> int:
+    """Final grades (nbgrader's gradebook) as the CSV a Canvas or Moodle gradebook import reads."""
+    from coursetools.grading.classroom import gradebook, lms_export
+
+    try:
+        mapping = lms_export.load_mapping(args.system, args.mapping)
+        db_url = gradebook.course_directory(args.nbgrader_config).db_url
+        grades = lms_export.final_grades(db_url)
+        path = lms_export.write_csv(grades, mapping, args.to)
+    except ValueError as exc:
+        print(f"lms-export: {exc}", file=sys.stderr)
+        return 2
+    students = len({g.student_id for g in grades})
+    if not grades:
+        print(f"{args.system}: {path} has no row: the gradebook has no graded submission yet (`make grade`)")
+        return 0
+    print(f"{args.system}: {path} ({students} student(s); import it in the gradebook, docs/grading.md)")
+    return 0
 
 
 def cmd_book(args) -> int:

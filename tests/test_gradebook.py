@@ -306,3 +306,113 @@ def test_the_class_page_takes_the_roster_waiting_answers_and_attempts_from_nbgra
         grade.manual_score, grade.needs_manual_grade = 1.0, False  # what the formgrader's PUT does
         gb.db.commit()
     assert "written answers waiting in the formgrader: 1" in text()
+
+
+# ------------------------------------------------------------- grades out to the LMS (issue 33)
+
+
+def _lms_setup(tmp_path):
+    coursedir, _ = _course(tmp_path)
+    _record(coursedir)
+    with gradebook.open_gradebook(coursedir.db_url) as gb:
+        gb.add_student("cy", first_name="Cy", last_name="=HYPERLINK(1)", email="cy@example.org")
+        gb.update_or_create_student("ada", first_name="Ada", last_name="Lovelace", email="ada@example.org")
+        gb.update_or_create_student("bob", email="bob@example.org")
+        grade = gb.find_grade(WRITTEN, "pilot", "pilot", "ada")
+        grade.manual_score, grade.needs_manual_grade = 1.0, False
+        gb.db.commit()
+    return coursedir
+
+
+def test_the_final_grades_are_nbgraders_own_figures(tmp_path):
+    """The same figures as `nbgrader export`: autograded plus hand-graded points; nothing handed
+    in is None (not 0: the LMS keeps what it has unless the mapping says zero)."""
+    import csv as _csv
+
+    from nbgrader.apps import NbGraderAPI  # noqa: F401 - nbgrader's own export for the reference
+    from nbgrader.plugins.export import CsvExportPlugin
+
+    from coursetools.grading.classroom import lms_export
+
+    coursedir = _lms_setup(tmp_path)
+    ours = {(g.student_id, g.assignment): g for g in lms_export.final_grades(coursedir.db_url)}
+    reference = tmp_path / "nbgrader.csv"
+    with gradebook.open_gradebook(coursedir.db_url) as gb:
+        CsvExportPlugin(to=str(reference)).export(gb)
+    for row in _csv.DictReader(reference.open()):
+        g = ours[(row["student_id"], row["assignment"])]
+        assert (g.score or 0.0) == float(row["score"]) and g.max_score == float(row["max_score"])
+    assert ours[("ada", "pilot")].score == 8.0 and ours[("cy", "pilot")].score is None
+
+
+def test_canvas_csv_has_canvas_columns_points_possible_and_mapped_titles(tmp_path):
+    import csv as _csv
+
+    from coursetools.grading.classroom import lms_export
+
+    coursedir = _lms_setup(tmp_path)
+    mapping_file = tmp_path / "lms.toml"
+    mapping_file.write_text(
+        '[canvas]\nidentifier_column = "SIS User ID"\nstudent_field = "email"\n'
+        '[canvas.assignments]\npilot = "Pilot notebook (4711)"\n'
+    )
+    mapping = lms_export.load_mapping("canvas", mapping_file)
+    path = lms_export.write_csv(lms_export.final_grades(coursedir.db_url), mapping, tmp_path / "c.csv")
+    assert path.read_bytes().startswith(b"\xef\xbb\xbf")  # a BOM: Excel reads UTF-8
+    rows = list(_csv.reader(path.read_text(encoding="utf-8-sig").splitlines()))
+    assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Pilot notebook (4711)"]
+    assert rows[1][0] == "Points Possible" and rows[1][5] == "8"
+    body = {r[2]: r for r in rows[2:]}
+    assert body["ada@example.org"][0] == "Lovelace, Ada" and body["ada@example.org"][5] == "8"
+    assert body["bob@example.org"][5] == "0"
+    assert body["cy@example.org"][5] == ""  # nothing handed in: blank, Canvas keeps its grade
+    assert body["cy@example.org"][0] == "'=HYPERLINK(1), Cy"  # never a formula
+
+
+def test_moodle_csv_and_missing_as_zero(tmp_path):
+    import csv as _csv
+
+    from coursetools.grading.classroom import lms_export
+
+    coursedir = _lms_setup(tmp_path)
+    mapping = lms_export.Mapping("moodle", identifier_column="Username", missing="zero")
+    text = lms_export.render_csv(lms_export.final_grades(coursedir.db_url), mapping)
+    rows = list(_csv.reader(text.splitlines()))
+    assert rows == [["Username", "pilot"], ["ada", "8"], ["bob", "0"], ["cy", "0"]]
+
+
+def test_a_bad_mapping_is_refused_with_what_is_allowed(tmp_path):
+    from coursetools.grading.classroom import lms_export
+
+    with pytest.raises(ValueError, match="SIS User ID"):
+        lms_export.Mapping("canvas", identifier_column="Username")
+    with pytest.raises(ValueError, match="canvas, moodle"):
+        lms_export.Mapping("blackboard")
+    with pytest.raises(ValueError, match="'blank' or 'zero'"):
+        lms_export.Mapping("moodle", identifier_column="Username", missing="nan")
+    bad = tmp_path / "lms.toml"
+    bad.write_text("[moodle]\nidentifer_column = 'Username'\n")
+    with pytest.raises(ValueError, match="unknown key"):
+        lms_export.load_mapping("moodle", bad)
+    grades = [lms_export.FinalGrade("a", "", "", "", "x", 1.0, 1.0),
+              lms_export.FinalGrade("a", "", "", "", "y", 1.0, 1.0)]
+    with pytest.raises(ValueError, match="same column"):
+        lms_export.render_csv(grades, lms_export.Mapping("moodle", identifier_column="Username",
+                                                         assignments={"x": "T", "y": "T"}))
+
+
+def test_make_exports_lms_csv_from_the_shipped_mapping(tmp_path):
+    """`make export`'s second step: the command reads deploy/lms.toml (valid for both systems)."""
+    from coursetools import cli
+
+    coursedir = _lms_setup(tmp_path)
+    config = tmp_path / "nbgrader_config.py"
+    for system in ("canvas", "moodle"):
+        out = tmp_path / "lms" / f"{system}.csv"
+        assert cli.main(["lms-export", "--system", system, "--to", str(out),
+                         "--nbgrader-config", str(config)]) == 0
+        lines = out.read_text(encoding="utf-8-sig").splitlines()
+        assert len(lines) == (2 if system == "canvas" else 1) + 3  # a header (+ points), 3 students
+    assert cli.main(["lms-export", "--system", "moodle", "--to", str(tmp_path / "x.csv"),
+                     "--nbgrader-config", str(config), "--mapping", str(tmp_path / "none.toml")]) == 2
+    assert coursedir is not None

@@ -333,9 +333,9 @@ def written_waiting_from_gradebook(db_url: str) -> tuple[list[str], dict[str, in
     Read from nbgrader's gradebook (``Gradebook.students`` and each submission's
     ``needs_manual_grade``).
     """
-    from nbgrader.api import Gradebook
+    from coursetools.grading.classroom.gradebook import open_gradebook
 
-    with Gradebook(db_url) as gb:
+    with open_gradebook(db_url) as gb:
         roster = sorted(s.id for s in gb.students)
         waiting = {
             a.name: sum(bool(sub.needs_manual_grade) for sub in gb.assignment_submissions(a.name))

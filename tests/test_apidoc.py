@@ -161,8 +161,61 @@ def test_sections_and_examples():
         "See Also\n--------\nlaplace_mechanism : the additive mechanism.\n\n"
         "Examples\n--------\n>>> 1 + 1\n2\n"
     )
-    out = docstring_html(doc, {"laplace_mechanism": "api-dplib.laplace_mechanism"})
+    out = docstring_html(doc, {"laplace_mechanism": "#api-dplib.laplace_mechanism"})
     assert "<p>Summary line.</p>" in out
     assert "<dt><strong>x</strong> : <em>float</em></dt>" in out
     assert "<a href='#api-dplib.laplace_mechanism'><code>laplace_mechanism</code></a>" in out
     assert "class=\"highlight\"" in out and "&gt;&gt;&gt;" in out
+
+
+# ------------------------------------------------------------- a page per module (issue 32)
+
+
+def test_a_page_per_module_in_course_order_each_name_once_with_its_chapter():
+    from coursetools.book.apidoc import render_api_pages
+
+    teaches = {  # as the book finds them: the chapter section that first uses a name
+        "sparse_vector": ("04_composition.html#svt", "04 · Composition"),
+        "randomized_response": ("01_randomized_response.html#rr", "01 · Randomized response"),
+        "private_count": ("02_laplace_mechanism.html#count", "02 · Laplace"),
+        "RDPAccountant": ("06_dp_sgd.html#acc", "06 · DP-SGD"),
+    }
+    teaches = {k: v for k, v in teaches.items() if k in dplib.__all__}
+    pages, index = render_api_pages("dplib", teaches)
+    modules = [p.module for p in pages]
+    assert len(modules) == len(set(modules)) >= 8 and modules[0] == "dplib.mechanisms"
+    first = {}
+    for position, page in enumerate(pages):
+        for dotted in page.names:
+            first.setdefault(dotted.rpartition(".")[2], position)
+    if "private_count" in teaches:  # taught in 02: its module comes after mechanisms (01)
+        assert first["private_count"] > first["randomized_response"]
+    names = [d for p in pages for d in p.names]
+    assert len(names) == len(set(names)) and sorted(names) == sorted(index.names)
+    for name in dplib.__all__:
+        assert f"dplib.{name}" in names, name
+    by_href = {p.href: p for p in pages}
+    for page in pages:
+        parsed = _parsed(page.body_html)
+        assert len(parsed.ids) == len(set(parsed.ids))
+        for name, (href, label) in teaches.items():
+            if f"dplib.{name}" in page.names:
+                entry = _item(page.body_html, f"api-dplib.{name}")
+                assert f"Taught in <a href='{href}'>{html.escape(label)}</a>" in entry
+                assert "data-search-title='dplib." in entry
+    # Cross-references between pages resolve to a page and an id on it.
+    links = re.findall(r"href='(api-[^'#]+\.html)#([^']+)'", "".join(p.body_html for p in pages))
+    assert links, "See Also and backticked names link across pages"
+    for href, anchor in links:
+        assert anchor in _parsed(by_href[href].body_html).ids, (href, anchor)
+    index_links = re.findall(r"<dt><a href='(api-[^'#]+\.html)#([^']+)'>", index.body_html)
+    assert len(index_links) == len(names)
+    assert all(anchor in _parsed(by_href[h].body_html).ids for h, anchor in index_links)
+    assert "Not used in a chapter" in "".join(p.body_html for p in pages)
+
+
+def test_pages_refuse_what_render_api_refuses():
+    from coursetools.book.apidoc import render_api_pages
+
+    with pytest.raises(ValueError, match="does not import"):
+        render_api_pages("no_such_package_here")

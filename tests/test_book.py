@@ -307,15 +307,27 @@ def test_nothing_is_loaded_from_the_network(pages):
         for tag, attr, value in page.urls:
             if tag in ("script", "img", "link", "iframe", "source", "video", "audio"):
                 assert not remote.match(value), f"{name}: <{tag} {attr}={value}> is remote"
-        assert not any(tag == "script" for tag, _ in page.tags), f"{name} has a script"
+        scripts = [a.get("src") for tag, a in page.tags if tag == "script"]
+        assert scripts and scripts[-1] == "static/book.js", f"{name}: {scripts}"
+        for src in scripts:  # the site's own files, never inline code
+            assert src and src.startswith("static/") and (path.parent / src).is_file(), src
+        assert not re.search(r"<script\b[^>]*>[^<]+</script>", path.read_text(encoding="utf-8"))
+        handler = re.search(r"<[a-z][^>]*\son[a-z]+\s*=", path.read_text(encoding="utf-8"))
+        assert not handler, f"{name}: an inline event handler {handler.group(0)[:80]!r}"
         policy = [
             a.get("content", "")
             for t, a in page.tags
             if a.get("http-equiv") == "Content-Security-Policy"
         ]
         assert policy and "default-src 'none'" in policy[0] and "http" not in policy[0]
+        directives = dict(d.strip().split(" ", 1) for d in policy[0].split(";"))
+        assert directives["script-src"] == "'self'", "only the site's own script files"
+        assert "unsafe" not in policy[0] and "connect-src" not in directives
     css = pages["index.html"].parent / "static" / "book.css"
     assert css.is_file() and "@import" not in css.read_text() and "url(" not in css.read_text()
+    js = (pages["index.html"].parent / "static" / "book.js").read_text()
+    for call in ("fetch(", "XMLHttpRequest", "WebSocket", "sendBeacon", "import(", "eval("):
+        assert call not in js, f"book.js calls {call}"
 
 
 def test_solutions_and_model_answers_are_folded_closed_and_starters_shown(pages):
@@ -487,3 +499,170 @@ def _read_fragment(fragment: str) -> _Page:
     page = _Page()
     page.feed(fragment)
     return page
+
+
+# ------------------------------------------------------------------- issue 32: reader features
+
+
+def test_the_chapter_comes_before_the_menu_and_wide_content_scrolls_in_its_own_box(pages):
+    raw = pages["01_figures.html"].read_text(encoding="utf-8")
+    assert raw.index("<main") < raw.index("<nav class='sidebar'"), "the chapter first"
+    assert "<button type='button' class='menu' aria-controls='book-nav'" in raw
+    assert re.search(r"<div class='math-block'><math[^>]*display=\"block\"", raw)
+    assert not re.search(r"(?<!<div class='math-block'>)<math[^>]*display=\"block\"", raw)
+    wrapped = book_site.scrollable("<table><tr><td>1</td></tr></table><p>x</p>")
+    assert wrapped == "<div class='scroll'><table><tr><td>1</td></tr></table></div><p>x</p>"
+    long_inline = markdown_to_html("$a + b + c + d + e + f + g + h + i + j$ and $x$")
+    boxed = book_site.scrollable(long_inline)
+    assert boxed.count("<span class='math-inline'>") == 1, "only the long formula gets a box"
+
+
+def test_the_style_sheet_has_dark_print_and_phone_rules():
+    css = book_site.stylesheet()
+    dark = css[css.index("@media (prefers-color-scheme: dark)") :]
+    assert "--bg:" in dark and "--ink:" in dark, "dark mode swaps the colours"
+    printing = css[css.index("@media print") :]
+    assert re.search(r"\.sidebar[^{]*\{ display: none", printing)
+    assert "break-before: page" in printing and "details-content" in printing
+    assert "print-no-solutions details.solution { display: none; }" in printing
+    assert "@media (max-width: 50rem)" in css and ".js .sidebar { display: none; }" in css
+
+
+def test_each_chapter_offers_its_release_and_its_data_for_download(site, pages):
+    root, source, _ = site
+    out = root / "_build" / "html"
+    from coursetools.authoring.release import notebook_bytes, release_notebook
+
+    for name in ("pilot", "01_figures"):
+        raw = pages[f"{name}.html"].read_text(encoding="utf-8")
+        href = f"downloads/{name}/{name}.ipynb"
+        assert f"<a href='{href}' download>" in raw and "jupyter lab" in raw
+        data = (out / href).read_bytes()
+        nb_source = nbformat.read(source / name / f"{name}.ipynb", as_version=4)
+        assert data == notebook_bytes(release_notebook(nb_source, name)), "exactly the release"
+        nbformat.validate(nbformat.reads(data.decode("utf-8"), as_version=4))
+        text = data.decode("utf-8")
+        for line in _hidden_lines(source / name / f"{name}.ipynb"):
+            assert line not in text, f"{name}'s download shows hidden-test text {line!r}"
+        for marker in MARKERS[:6]:
+            assert marker not in text
+    assert MODEL_ANSWER_TEXT not in (out / "downloads/01_figures/01_figures.ipynb").read_text()
+    assert "the solution line" not in (out / "downloads/01_figures/01_figures.ipynb").read_text()
+    # 01_figures has a data file: copied beside the notebook and zipped with it.
+    assert (out / "downloads/01_figures/diagram.png").read_bytes() == _png()
+    import zipfile
+
+    with zipfile.ZipFile(out / "downloads/01_figures/01_figures.zip") as zf:
+        assert sorted(zf.namelist()) == ["01_figures/01_figures.ipynb", "01_figures/diagram.png"]
+    assert "downloads/01_figures/01_figures.zip" in pages["01_figures.html"].read_text()
+    assert not (out / "downloads/pilot/pilot.zip").exists(), "no data: no zip"
+
+
+def test_a_release_that_would_leak_is_refused(tmp_path):
+    import shutil
+
+    shutil.copytree(PILOT, tmp_path / "pilot")
+    chapter = book.load_chapter(tmp_path, "pilot")
+    hidden = book.hidden_lines(chapter.source)[0]
+    chapter.release.cells[-1].source += "\n" + hidden  # a release gone wrong
+    with pytest.raises(book.BookError, match="its release holds instructor text"):
+        book.write_downloads(chapter, tmp_path / "html")
+
+
+def _index(out: Path) -> list:
+    from coursetools.book import search
+
+    raw = (out / search.INDEX_FILE).read_text(encoding="utf-8")
+    assert raw.startswith("window.BOOK_SEARCH = [") and raw.rstrip().endswith("];")
+    import json
+
+    return [search.Section(**d) for d in json.loads(raw[raw.index("[") : raw.rindex("]") + 1])]
+
+
+def test_the_search_index_covers_chapters_guides_and_the_api_and_every_link_resolves(site):
+    from coursetools.book import search
+
+    root, _, _ = site
+    out = root / "_build" / "html"
+    entries = _index(out)
+    kinds = {e.k for e in entries}
+    assert {"chapter", "api", "guide"} <= kinds
+    import dplib
+
+    api_urls = {e.u for e in entries if e.k == "api"}
+    for name in dplib.__all__:
+        assert any(u.endswith(f"#api-dplib.{name}") for u in api_urls), name
+    for entry in entries:
+        page, _, anchor = entry.u.partition("#")
+        assert (out / page).is_file(), entry.u
+        if anchor:
+            assert anchor in _read(out / page).ids, entry.u
+    top = search.rank(entries, "double it")[0]
+    assert top.u == "01_figures.html#Exercise:-double-it" and top.k == "chapter"
+    assert search.rank(entries, "laplace_mechanism")[0].u.endswith("#api-dplib.laplace_mechanism")
+    assert "search.html" in {p.name for p in out.glob("*.html")}
+    search_page = (out / "search.html").read_text(encoding="utf-8")
+    assert "<script src='static/search-index.js'></script>" in search_page
+
+
+def test_sections_cut_a_page_at_its_headings_and_marked_entries():
+    from coursetools.book import search
+
+    body = (
+        "<p>intro &amp; more</p><h2 id='one'>First <em>part</em></h2><p>alpha</p>"
+        "<div class='api-item' id='api-x' data-search-title='dplib.x'><p>beta</p></div>"
+        "<h3 id='empty'>Empty</h3>"
+    )
+    found = search.sections(body, "p.html", "Page")
+    assert [(s.t, s.u, s.x) for s in found] == [
+        ("Page", "p.html", "intro & more"),
+        ("First part", "p.html#one", "alpha"),
+        ("dplib.x", "p.html#api-x", "beta"),
+        ("Empty", "p.html#empty", ""),
+    ]
+    with pytest.raises(ValueError, match="kind must be one of"):
+        search.sections(body, "p.html", "Page", kind="blog")
+    with pytest.raises(ValueError, match="without an anchor"):
+        search.sections(body, "p.html#x", "Page")
+
+
+def test_ranking_prefers_titles_then_the_phrase_and_ignores_punctuation():
+    from coursetools.book.search import Section, normalise, rank
+
+    entries = [
+        Section("Noise", "A", "a.html#n", "the vector is sparse and the noise is large", "chapter"),
+        Section("Tricks", "A", "a.html#t", "a sparse vector, then another sparse vector", "chapter"),
+        Section("The sparse vector technique", "B", "b.html#s", "answers above a threshold", "chapter"),
+        Section("dplib.sparse_vector", "API", "api.html#s", "sparse vector technique", "api"),
+        Section("Floating-point numbers", "C", "c.html#f", "doubles", "chapter"),
+    ]
+    assert [e.u for e in rank(entries, "sparse vector")][:3] == ["b.html#s", "api.html#s", "a.html#t"]
+    assert rank(entries, "floating point")[0].u == "c.html#f"
+    assert rank(entries, "FLOATING-POINT")[0].u == "c.html#f"
+    assert normalise("Rényi  DP-SGD!") == "renyi dp sgd"
+    assert rank(entries, "") == [] and rank(entries, " -- ") == []
+    assert rank(entries, "zebra") == []
+
+
+def test_the_api_reference_is_a_page_per_module_with_an_index_and_chapter_links(site, pages):
+    import dplib
+
+    root, _, _ = site
+    out = root / "_build" / "html"
+    modules = sorted(p.name for p in out.glob("api-*.html"))
+    assert "api-dplib.mechanisms.html" in modules and len(modules) >= 8
+    index = _read(pages["api.html"])
+    index_links = {v for t, _, v in index.urls if t == "a"}
+    for name in dplib.__all__:
+        assert any(v.endswith(f"#api-dplib.{name}") for v in index_links), f"index lacks {name}"
+    where = {}
+    for module in modules:
+        for anchor in _read(out / module).ids:
+            if anchor.startswith("api-dplib.") and not anchor.endswith("-module"):
+                assert anchor not in where, f"{anchor} on two pages"
+                where[anchor] = module
+    assert where["api-dplib.laplace_mechanism"] == "api-dplib.mechanisms.html"
+    # The tiny course's pilot uses clamp: its entry links to the pilot's section that uses it.
+    mechanisms = (out / where["api-dplib.clamp"]).read_text(encoding="utf-8")
+    entry = mechanisms[mechanisms.index("id='api-dplib.clamp'") :][:2000]
+    assert re.search(r"Taught in <a href='pilot\.html#[^']+'>", entry), entry[:400]

@@ -32,7 +32,7 @@ from pygments.lexers import PythonConsoleLexer
 
 from coursetools.rendering import math_to_html
 
-__all__ = ["ApiPage", "render_api", "API_CSS"]
+__all__ = ["ApiPage", "ApiModulePage", "render_api", "render_api_pages", "summary", "API_CSS"]
 
 SECTIONS = (
     "Parameters", "Attributes", "Returns", "Yields", "Receives", "Other Parameters", "Raises",
@@ -99,7 +99,7 @@ def _reference(name: str, anchors: dict[str, str]) -> str:
     target = name.rstrip("()").lstrip("~")
     anchor = anchors.get(target) or anchors.get(target.rpartition(".")[2])
     if anchor:
-        return f"<a href='#{anchor}'><code>{html.escape(name)}</code></a>"
+        return f"<a href='{html.escape(anchor, quote=True)}'><code>{html.escape(name)}</code></a>"
     return f"<code>{html.escape(name)}</code>"
 
 
@@ -337,8 +337,8 @@ def render_api(package: str = "dplib") -> ApiPage:
     for _, items in groups:
         for dotted, _obj in items:
             short = dotted.rpartition(".")[2]
-            anchors[dotted] = _anchor(dotted)
-            anchors.setdefault(short, _anchor(dotted))
+            anchors[dotted] = "#" + _anchor(dotted)
+            anchors.setdefault(short, "#" + _anchor(dotted))
     body, toc = [], []
     for module_name, items in groups:
         group_id = _anchor(module_name) + "-module"
@@ -353,14 +353,28 @@ def render_api(package: str = "dplib") -> ApiPage:
     return ApiPage(title=f"{package} API reference", body_html="".join(body), toc=toc)
 
 
-def _item(dotted: str, obj: object, anchors: dict[str, str]) -> str:
+def _item(
+    dotted: str, obj: object, anchors: dict[str, str], taught: tuple[str, str] | None = None,
+    search: bool = False,
+) -> str:
     short = dotted.rpartition(".")[2]
     kind = "class" if inspect.isclass(obj) else "function" if callable(obj) else "data"
     signature = _signature(obj) if callable(obj) else ""
+    marked = f" data-search-title='{html.escape(dotted, quote=True)}'" if search else ""
+    where = ""
+    if taught is not None:
+        href, label = taught
+        where = (
+            f"<p class='api-taught'>Taught in <a href='{html.escape(href, quote=True)}'>"
+            f"{html.escape(label)}</a></p>"
+        )
+    elif search:
+        where = "<p class='api-taught'>Not used in a chapter: a reference for the curious.</p>"
     parts = [
-        f"<div class='api-item' id='{anchors[dotted]}'>",
+        f"<div class='api-item' id='{_anchor(dotted)}'{marked}>",
         f"<div class='api-sig'><span class='api-kind'>{kind}</span>{html.escape(dotted.rpartition('.')[0])}."
         f"<span class='api-name'>{html.escape(short)}</span>{html.escape(signature)}</div>",
+        where,
         docstring_html(inspect.getdoc(obj) or "", anchors),
     ]
     if inspect.isclass(obj):
@@ -369,10 +383,152 @@ def _item(dotted: str, obj: object, anchors: dict[str, str]) -> str:
             sig = "" if isinstance(member, property) else _signature(member, method=True)
             doc = inspect.getdoc(member) or ""
             parts.append(
-                f"<div class='api-method' id='{anchors[dotted]}.{html.escape(name)}'>"
+                f"<div class='api-method' id='{_anchor(dotted)}.{html.escape(name)}'>"
                 f"<div class='api-sig'><span class='api-kind'>{label}</span>"
                 f"<span class='api-name'>{html.escape(name)}</span>{html.escape(sig)}</div>"
                 f"{docstring_html(doc, anchors)}</div>"
             )
     parts.append("</div>")
     return "".join(parts)
+
+
+# ------------------------------------------------------------------ one page per module, an index
+
+
+@dataclass(frozen=True)
+class ApiModulePage:
+    """One page of the multi-page reference: its file, module, title, HTML, toc and names."""
+
+    href: str
+    module: str
+    title: str
+    body_html: str
+    toc: list[tuple[str, str]]
+    names: list[str]
+
+
+def _page_module(module_name: str, package: str) -> str:
+    """The page a defining module belongs to: ``dplib.mechanisms.laplace`` -> ``dplib.mechanisms``."""
+    parts = module_name.split(".")
+    if parts[0] != package or len(parts) < 2:
+        return package
+    return ".".join(parts[:2])
+
+
+def summary(obj: object) -> str:
+    """The first paragraph of an object's docstring, one line (empty without a docstring)."""
+    doc = inspect.getdoc(obj) or ""
+    return " ".join(doc.split("\n\n")[0].split())
+
+
+def _import(package: str) -> types.ModuleType:
+    try:
+        module = importlib.import_module(package)
+    except ImportError as exc:
+        raise ValueError(f"cannot document {package!r}: it does not import ({exc})") from exc
+    if not hasattr(module, "__path__") or not isinstance(getattr(module, "__all__", None), (list, tuple)):
+        raise ValueError(f"cannot document {package!r}: it must be a package with an __all__ list")
+    return module
+
+
+def render_api_pages(
+    package: str = "dplib", teaches: dict[str, tuple[str, str]] | None = None
+) -> tuple[list[ApiModulePage], ApiModulePage]:
+    """A page per module of ``package`` in course order, and an index page of every name.
+
+    Parameters
+    ----------
+    package : str
+        The package to document (default dplib).
+    teaches : dict, optional
+        ``{public name: (link, label)}``: the chapter section that teaches each name (first use in
+        the course). A module's pages come in the order of the first chapter that uses one of its
+        names (modules no chapter uses come last, by name); each entry links to its chapter.
+
+    Returns
+    -------
+    (pages, index)
+        ``pages[i].href`` is ``api-<module>.html``; ``index.href`` is ``api.html``.
+
+    Raises
+    ------
+    ValueError
+        If ``package`` cannot be imported, or is not a package with an ``__all__``.
+    """
+    module = _import(package)
+    teaches = dict(teaches or {})
+    groups = _documented(module)
+    by_page: dict[str, list[tuple[str, list[tuple[str, object]]]]] = {}
+    for module_name, items in groups:
+        by_page.setdefault(_page_module(module_name, package), []).append((module_name, items))
+    hrefs = {page: f"api-{page}.html" for page in by_page}
+    anchors: dict[str, str] = {}
+    for page, modules in by_page.items():
+        for _, items in modules:
+            for dotted, _obj in items:
+                short = dotted.rpartition(".")[2]
+                anchors[dotted] = f"{hrefs[page]}#{_anchor(dotted)}"
+                anchors.setdefault(short, anchors[dotted])
+    order = [href for href, _ in teaches.values()]
+
+    chapter_files = sorted({h.partition("#")[0] for h in order})  # 00_..., 01_...: course order
+
+    def chapter_rank(href: str) -> int:
+        return chapter_files.index(href.partition("#")[0])
+
+    def page_key(page: str) -> tuple[int, str]:
+        uses = [
+            chapter_rank(teaches[d.rpartition(".")[2]][0])
+            for _, items in by_page[page]
+            for d, _ in items
+            if d.rpartition(".")[2] in teaches
+        ]
+        return (min(uses) if uses else 10**6, page)
+
+    pages: list[ApiModulePage] = []
+    entries: list[tuple[str, str, object, str]] = []  # (short, dotted, obj, page)
+    for page in sorted(by_page, key=page_key):
+        body, toc, names = [], [], []
+        intro = (inspect.getdoc(importlib.import_module(page)) or "").split("\n\n")[0]
+        body.append(f"<h1>{html.escape(page)}</h1>")
+        if intro:
+            body.append(_prose(intro, anchors))
+        for module_name, items in by_page[page]:
+            group_id = _anchor(module_name) + "-module"
+            toc.append((group_id, module_name))
+            body.append(f"<section class='api-group' id='{group_id}'><h2>{html.escape(module_name)}</h2>")
+            if module_name != page:
+                first = (inspect.getdoc(importlib.import_module(module_name)) or "").split("\n\n")[0]
+                if first:
+                    body.append(_prose(first, anchors))
+            for dotted, obj in items:
+                short = dotted.rpartition(".")[2]
+                body.append(_item(dotted, obj, anchors, teaches.get(short), search=True))
+                names.append(dotted)
+                entries.append((short, dotted, obj, page))
+            body.append("</section>")
+        pages.append(ApiModulePage(hrefs[page], page, f"{page}: API reference", "".join(body), toc, names))
+
+    index = ["<h1>" + html.escape(package) + " API: every public name</h1>",
+             "<p>Every name a reader imports, A to Z, with its one-line summary, its module's page and "
+             "the chapter that first uses it. The modules, in the order the course teaches them: "
+             + ", ".join(f"<a href='{p.href}'>{html.escape(p.module)}</a>" for p in pages)
+             + ".</p>"]
+    letters: dict[str, list[str]] = {}
+    for short, dotted, obj, page in sorted(entries, key=lambda e: (e[0].lower(), e[1])):
+        taught = teaches.get(short)
+        where = f"<a href='{hrefs[page]}'>{html.escape(page)}</a>"
+        if taught:
+            where += f" · taught in <a href='{html.escape(taught[0], quote=True)}'>{html.escape(taught[1])}</a>"
+        signature = html.escape(_signature(obj)) if callable(obj) else ""
+        letters.setdefault(short[0].upper(), []).append(
+            f"<dt><a href='{anchors[dotted]}'>{html.escape(dotted)}</a>{signature}</dt>"
+            f"<dd>{_inline(summary(obj), anchors)} <span class='where'>({where})</span></dd>"
+        )
+    toc = []
+    for letter, items in letters.items():
+        toc.append((f"api-index-{letter}", letter))
+        index.append(f"<h2 id='api-index-{letter}'>{letter}</h2><dl class='api-index'>{''.join(items)}</dl>")
+    index_page = ApiModulePage("api.html", package, f"{package} API", "".join(index), toc,
+                               [d for _, d, _, _ in entries])
+    return pages, index_page

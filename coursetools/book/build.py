@@ -16,9 +16,14 @@ One job: from ``solutions/`` to ``_build/html/``, offline at build and at read t
    outputs depend on (the notebook run, the source notebook and its folder's files, dplib's
    files, Python's and every installed package's version), so rebuilding re-renders only.
 4. **Render.** :mod:`coursetools.book.pages` writes one page per chapter, a landing page (chapter
-   map from each chapter's first cell, the README's commands), the dplib API page (from
-   ``coursetools.book.apidoc`` when present), the grading guides, ``static/book.css`` and the figures
-   as files under ``figures/<chapter>/``.
+   map from each chapter's first cell, the README's commands), the dplib API reference (a page per
+   module in course order and an index, from ``coursetools.book.apidoc`` when present; each name
+   links to the chapter section that first uses it), the grading guides, ``static/book.css`` and
+   ``static/book.js`` (from ``assets/``) and the figures as files under ``figures/<chapter>/``.
+5. **Download and search.** Each chapter's student release (the notebook ``make release``
+   writes, and its folder's data files) is copied to ``downloads/<chapter>/`` and linked from its
+   page; every page's sections go into ``static/search-index.js``
+   (:mod:`coursetools.book.search`), which ``search.html`` reads.
 """
 
 from __future__ import annotations
@@ -26,7 +31,6 @@ from __future__ import annotations
 import concurrent.futures as cf
 import copy
 import hashlib
-import html
 import importlib.metadata
 import importlib.util
 import multiprocessing
@@ -52,6 +56,7 @@ from coursetools.authoring.release import (
 )
 from coursetools.authoring.rules import split_hidden
 from coursetools.book import pages as site
+from coursetools.book import search
 from coursetools.rendering import markdown_to_html
 
 __all__ = [
@@ -509,9 +514,20 @@ class _Links:
 
 
 def render_chapter(
-    chapter: Chapter, run: ChapterRun, out: Path, links: _Links
+    chapter: Chapter,
+    run: ChapterRun,
+    out: Path,
+    links: _Links,
+    *,
+    downloads: list[str] | None = None,
+    cell_headings: list[int] | None = None,
 ) -> tuple[str, list[tuple[int, str, str]]]:
-    """A chapter's content HTML and its table of contents (level, anchor, text)."""
+    """A chapter's content HTML and its table of contents (level, anchor, text).
+
+    ``downloads``: the chapter's release files in the site (:func:`write_downloads`), linked
+    under its introduction. ``cell_headings``, if given, receives for each cell the number of
+    headings up to and including it (cell ``i`` lies in section ``cell_headings[i] - 1`` of the toc).
+    """
     figures = site.FigureWriter(out, chapter.name)
     links = links.for_chapter(chapter, out)
     executed = run.notebook.cells
@@ -521,9 +537,7 @@ def render_chapter(
         "<p class='note'>Reading this chapter as a book: every output below is what the code "
         "printed when the book was built. Exercises show their starter code (<code>...</code> is "
         "where your code goes) with the solution folded underneath: try first, then press "
-        "<em>Show solution</em>. To run it yourself, open "
-        f"<code>notebooks/{html.escape(chapter.name)}/{html.escape(chapter.name)}.ipynb</code> "
-        "(<code>make lab</code>).</p>"
+        "<em>Show solution</em>.</p>" + site.download_html(chapter.name, downloads or [])
     )
     parts: list[str] = []
     for index, (src, rel, exe) in enumerate(
@@ -561,10 +575,114 @@ def render_chapter(
                     label="Visible tests" if test else "",
                 )
             )
+    if cell_headings is not None:
+        seen = 0
+        for part in parts:
+            seen += len(re.findall(r"<h[1-4]>", part))
+            cell_headings.append(seen)
     parts.insert(1 if parts else 0, note)  # under the chapter's title and introduction
     toc: list[tuple[int, str, str]] = []
     body = site.add_heading_ids("\n".join(parts), set(), toc)
     return body, toc
+
+
+# ---------------------------------------------------------------------------------- downloads
+
+DOWNLOADS = "downloads"
+
+
+def write_downloads(chapter: Chapter, out: Path) -> list[str]:
+    """The chapter's student release, as ``make release`` writes it, into ``out/downloads/<name>/``.
+
+    The notebook is :func:`~coursetools.authoring.release.release_notebook`'s, in
+    :func:`~coursetools.authoring.release.notebook_bytes` (the same bytes as
+    ``notebooks/<name>/<name>.ipynb``); the chapter folder's other files (its data) are copied
+    beside it and, when there are any, all of it is also offered as one ``<name>.zip``. Returns the
+    site-relative paths, the notebook first.
+
+    Raises
+    ------
+    BookError
+        If the release would show a hidden test's line or an nbgrader region marker.
+    """
+    import zipfile
+
+    from coursetools.authoring.release import IGNORED
+
+    data = notebook_bytes(chapter.release)
+    text = data.decode("utf-8")
+    released = {line.strip() for cell in chapter.release.cells for line in cell.source.splitlines()}
+    leaked = [line for line in hidden_lines(chapter.source) if line in released]
+    leaked += [marker for marker in MARKERS if marker in text]
+    if leaked:
+        raise BookError(f"{chapter.name}: its release holds instructor text: {leaked[0]!r}")
+    folder = out / DOWNLOADS / chapter.name
+    folder.mkdir(parents=True, exist_ok=True)
+    files: dict[str, bytes] = {f"{chapter.name}.ipynb": data}
+    for path in sorted(chapter.folder.rglob("*")):
+        rel = path.relative_to(chapter.folder)
+        if path.is_dir() or path.suffix == ".ipynb" or any(p in IGNORED for p in rel.parts):
+            continue
+        files[rel.as_posix()] = path.read_bytes()
+    written = []
+    for rel, content in files.items():
+        target = folder / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(content)
+        written.append(target.relative_to(out).as_posix())
+    if len(files) > 1:
+        archive = folder / f"{chapter.name}.zip"
+        with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+            for rel, content in files.items():
+                info = zipfile.ZipInfo(f"{chapter.name}/{rel}", date_time=(1980, 1, 1, 0, 0, 0))
+                info.compress_type = zipfile.ZIP_DEFLATED
+                zf.writestr(info, content)
+        written.append(archive.relative_to(out).as_posix())
+    return written
+
+
+# ------------------------------------------------------------------------- where a name is taught
+
+
+def _names_used(code: str) -> set[str]:
+    """Names a code cell uses (loads and attributes, not its imports); magics skipped."""
+    import ast
+
+    lines = [ln for ln in code.splitlines() if not ln.lstrip().startswith(("%", "!"))]
+    try:
+        tree = ast.parse("\n".join(lines))
+    except SyntaxError:
+        return set(re.findall(r"\b([A-Za-z_]\w*)\s*\(", code))
+    used = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            used.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            used.add(node.attr)
+    return used
+
+
+def teaching_sections(
+    chapter: Chapter, toc: list[tuple[int, str, str]], cell_headings: list[int], names: set[str]
+) -> dict[str, str]:
+    """``{name: "page.html#section"}``: where the chapter first uses each of ``names``.
+
+    A use is a name in the code a reader runs (the release with its solutions filled in; an
+    import alone does not count) or a name in backticks in the prose.
+    """
+    filled = nbformat.reads(chapter.filled.decode("utf-8"), as_version=4)
+    found: dict[str, str] = {}
+    for index, cell in enumerate(filled.cells):
+        if cell.cell_type == "code":
+            used = _names_used(cell.source) & names
+        else:
+            used = {n for n in re.findall(r"`(?:dplib\.)?(?:\w+\.)*(\w+)(?:\(\))?`", cell.source)}
+            used &= names
+        for name in used - found.keys():
+            section = cell_headings[index] - 1 if index < len(cell_headings) else -1
+            anchor = f"#{toc[section][1]}" if 0 <= section < len(toc) else ""
+            found[name] = f"{chapter.name}.html{anchor}"
+    return found
 
 
 # --------------------------------------------------------------------------------- other pages
@@ -598,7 +716,7 @@ class BookReport:
 
 def _clean_site(out: Path) -> None:
     """Remove what a previous build wrote (pages, figures, style), nothing else."""
-    for sub in ("figures", "static"):
+    for sub in ("figures", "static", DOWNLOADS):
         if (out / sub).is_dir():
             shutil.rmtree(out / sub)
     for page in out.glob("*.html"):
@@ -664,7 +782,8 @@ def build_book(
     out.mkdir(parents=True, exist_ok=True)
     _clean_site(out)
     (out / "static").mkdir()
-    (out / "static" / "book.css").write_text(site.stylesheet(), encoding="utf-8")
+    for name, text in site.static_files().items():
+        (out / "static" / name).write_text(text, encoding="utf-8")
 
     readme = _readme(docs_root)
     book_title = site.book_title(readme)
@@ -679,15 +798,29 @@ def build_book(
     }
     titles = {c.name: chapter_title(c) for c in chapters}
     nav = [site.NavEntry(f"{c.name}.html", titles[c.name]) for c in chapters]
-    extras_nav = [site.NavEntry("api.html", "dplib API")] + [
-        site.NavEntry(f"{stem}.html", guide_labels[stem]) for stem in guides
-    ]
+    api_modules = site.api_modules()
+    extras_nav = (
+        [site.NavEntry("api.html", "dplib API: all names")]
+        + [site.NavEntry(href, f"· {module}") for module, href in api_modules]
+        + [site.NavEntry("search.html", "Search")]
+        + [site.NavEntry(f"{stem}.html", guide_labels[stem]) for stem in guides]
+    )
     links = _Links(
         chapters={c.name for c in chapters},
         pages={"README.md": "index.html", **{f"{stem}.md": f"{stem}.html" for stem in guides}},
     )
+    index: list[search.Section] = []
 
-    def write(href: str, title: str, body: str, toc=(), previous=None, following=None) -> Path:
+    def write(
+        href: str,
+        title: str,
+        body: str,
+        toc=(),
+        previous=None,
+        following=None,
+        kind="page",
+        scripts=(),
+    ) -> Path:
         page = site.page_html(
             title=title,
             body=body,
@@ -698,14 +831,28 @@ def build_book(
             toc=toc,
             previous=previous,
             following=following,
+            scripts=scripts,
         )
+        if kind != "none":
+            index.extend(search.sections(body, href, title, kind))
         path = out / href
         path.write_text(page, encoding="utf-8")
         return path
 
     pages = []
+    taught: dict[str, tuple[str, str]] = {}
+    api_names = site.api_names()
     for i, chapter in enumerate(chapters):
-        body, toc = render_chapter(chapter, runs[chapter.name], out, links)
+        downloads = write_downloads(chapter, out)
+        cell_headings: list[int] = []
+        body, toc = render_chapter(
+            chapter,
+            runs[chapter.name],
+            out,
+            links,
+            downloads=downloads,
+            cell_headings=cell_headings,
+        )
         # Defence in depth: the release already lacks them, and the page must too.
         text = page_text(body)
         shown = {line.strip() for line in text.splitlines()}
@@ -713,6 +860,8 @@ def build_book(
         leaked += [marker for marker in MARKERS if marker in text]
         if leaked:
             raise BookError(f"{chapter.name}: instructor-only text on its page: {leaked[0]!r}")
+        for name, href in teaching_sections(chapter, toc, cell_headings, api_names).items():
+            taught.setdefault(name, (href, titles[chapter.name]))
         pages.append(
             write(
                 nav[i].href,
@@ -721,6 +870,7 @@ def build_book(
                 toc,
                 nav[i - 1] if i > 0 else site.NavEntry("index.html", "Home"),
                 nav[i + 1] if i + 1 < len(nav) else None,
+                kind="chapter",
             )
         )
     summaries = [site.ChapterSummary(c.name, titles[c.name], learning_goals(c)) for c in chapters]
@@ -728,13 +878,20 @@ def build_book(
         summaries, readme, {f"{stem}.html": guide_labels[stem] for stem in guides}
     )
     pages.append(write("index.html", "Home", landing, following=nav[0]))
-    api_title, api_body, api_toc = site.api_page()
-    pages.append(write("api.html", api_title, api_body, api_toc))
+    for api in site.api_pages(taught):
+        kind = "api" if api.href != "api.html" else "none"  # the index repeats the module pages
+        pages.append(write(api.href, api.title, api.body, api.toc, kind=kind))
     for stem, path in guides.items():
         toc: list[tuple[int, str, str]] = []
         body = site.add_heading_ids(
             markdown_to_html(path.read_text(encoding="utf-8"), rewrite_url=links), set(), toc
         )
-        pages.append(write(f"{stem}.html", guide_labels[stem], body, toc))
+        pages.append(write(f"{stem}.html", guide_labels[stem], body, toc, kind="guide"))
+    search.write_index(out, index)
+    pages.append(
+        write(
+            "search.html", "Search", site.search_body(), kind="none", scripts=(search.INDEX_FILE,)
+        )
+    )
     seconds = time.monotonic() - start
     return BookReport(out, runs, pages, seconds)

@@ -6,8 +6,13 @@ may see) into static pages that load nothing from the network:
 * maths is MathML from :mod:`coursetools.rendering` (rendered natively by the browser: no
   MathJax, no CDN), code is highlighted by Pygments with CSS classes (rules in ``book.css``);
 * figures are files beside the pages (``figures/<chapter>/<n>.png``), never ``data:`` URIs;
-* every page carries :data:`BOOK_CSP`: no script at all, styles and images only from the site;
-* a solution is folded in a ``<details>`` element, closed until the reader opens it (no script);
+* every page carries :data:`BOOK_CSP`: scripts, styles and images only from the site's own files
+  (``static/book.js``, ``static/book.css``, the search index), no inline script, no network;
+* the chapter comes first in the document, the sidebar after it (a phone shows it behind a Menu
+  button); tables and display maths scroll in their own box (:func:`scrollable`); dark mode and
+  the print style are in ``assets/book.css``; copy buttons and search are ``assets/book.js``;
+* a solution is folded in a ``<details>`` element, closed until the reader opens it (no script;
+  printed open);
 * the landing page's chapter map comes from each chapter's first cell and the README (its
   commands quoted verbatim), the dplib page from ``coursetools.book.apidoc`` (or a labelled fallback).
 """
@@ -41,92 +46,73 @@ __all__ = [
     "stylesheet",
 ]
 
-#: The pages' Content-Security-Policy: no script, styles and images from the site only.
+#: The pages' Content-Security-Policy: scripts, styles and images from the site's own files only
+#: (no inline script, no network); forms never submit (the search box is handled by book.js).
 BOOK_CSP = (
-    "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'"
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "base-uri 'none'; form-action 'none'"
 )
 SVG_SIGNATURE = re.compile(
     rb"\s*(<\?xml[^>]*>\s*)?(<!--.*?-->\s*)*(<!DOCTYPE[^>]*>\s*)?<svg\b", re.S
 )
 
-_CSS = """
-:root { --ink: #1d2330; --muted: #5b6475; --rule: #dfe3ea; --accent: #2456a6;
-        --code: #f6f8fa; --sol: #f3f8f1; --solrule: #9cc49a; }
-* { box-sizing: border-box; }
-body { margin: 0; color: var(--ink); font: 16px/1.6 system-ui, -apple-system, "Segoe UI",
-       Roboto, "Helvetica Neue", Arial, sans-serif; }
-a { color: var(--accent); }
-.sidebar { position: fixed; top: 0; left: 0; bottom: 0; width: 17rem; overflow-y: auto;
-           padding: 1.2rem 1rem; border-right: 1px solid var(--rule); background: #fafbfc;
-           font-size: 0.92rem; overflow-wrap: anywhere; }
-.sidebar .book-title { display: block; font-weight: 700; margin-bottom: 1rem;
-                       text-decoration: none; color: var(--ink); }
-.sidebar ol, .sidebar ul { list-style: none; margin: 0; padding: 0; }
-.sidebar li { margin: 0.15rem 0; }
-.sidebar li a { text-decoration: none; display: block; padding: 0.1rem 0.4rem;
-                border-radius: 4px; }
-.sidebar li a[aria-current] { background: #e6edf8; font-weight: 600; }
-.sidebar .toc { margin: 0.2rem 0 0.5rem 0.8rem; font-size: 0.85rem; }
-.sidebar .toc a { color: var(--muted); }
-.sidebar h2 { font-size: 0.8rem; text-transform: uppercase; letter-spacing: 0.05em;
-              color: var(--muted); margin: 1.2rem 0 0.3rem; }
-main { margin-left: 17rem; padding: 1.5rem 2.5rem 4rem; max-width: 62rem; }
-@media (max-width: 50rem) {
-  .sidebar { position: static; width: auto; border-right: 0; border-bottom: 1px solid var(--rule); }
-  main { margin-left: 0; padding: 1rem; }
-}
-h1 { font-size: 1.9rem; line-height: 1.25; }
-h2 { margin-top: 2.2rem; border-bottom: 1px solid var(--rule); padding-bottom: 0.2rem; }
-table { border-collapse: collapse; margin: 1rem 0; }
-th, td { border: 1px solid var(--rule); padding: 0.3rem 0.6rem; vertical-align: top; }
-code { background: var(--code); padding: 0.05rem 0.25rem; border-radius: 3px; font-size: 0.9em; }
-pre, .highlight pre { background: var(--code); padding: 0.7rem 0.9rem; overflow-x: auto;
-                      border-radius: 4px; font-size: 0.86rem; line-height: 1.45; margin: 0; }
-pre code { background: none; padding: 0; }
-.cell { margin: 1rem 0; }
-.cell.code .highlight, .cell.answer .highlight { border-left: 3px solid #c9d3e3; }
-.output { margin-top: 0.4rem; }
-.output pre { background: #fff; border: 1px solid var(--rule); }
-.output pre.stderr { background: #fff8e6; }
-.output pre.error { background: #fdecec; border-color: #e5a3a3; }
-.output img { max-width: 100%; height: auto; display: block; }
-.label { font-size: 0.8rem; font-weight: 600; color: var(--muted); text-transform: uppercase;
-         letter-spacing: 0.04em; margin-bottom: 0.2rem; }
-details.solution { margin-top: 0.5rem; border: 1px solid var(--solrule); border-radius: 4px;
-                   background: var(--sol); padding: 0.3rem 0.8rem; }
-details.solution > summary { cursor: pointer; font-weight: 600; color: #2c6b2a; }
-details.solution[open] > summary { margin-bottom: 0.5rem; }
-.written { border: 1px dashed #b7c0cf; border-radius: 4px; padding: 0.5rem 0.8rem; }
-.note { background: #eef3fb; border-left: 4px solid var(--accent); padding: 0.6rem 0.9rem;
-        margin: 1rem 0; font-size: 0.95rem; }
-.fallback { background: #fff4e0; border-left: 4px solid #d08a00; padding: 0.6rem 0.9rem; }
-.pager { display: flex; justify-content: space-between; margin-top: 3rem; padding-top: 1rem;
-         border-top: 1px solid var(--rule); }
-math[display="block"] { display: block math; margin: 0.8rem 0; overflow-x: auto; }
-code.tex { color: #8a1f11; }
-mtd[columnalign="right"] { text-align: right; }
-mtd[columnalign="left"] { text-align: left; }
-.chapters { list-style: none; padding-left: 0; }
-.chapters > li { margin-bottom: 1rem; }
-.chapters .teaches { color: var(--muted); margin: 0.1rem 0; }
-.chapters details summary { cursor: pointer; color: var(--accent); font-size: 0.92rem; }
-"""
+ASSETS = Path(__file__).resolve().parent / "assets"
+#: The files under ``static/`` every page loads (copied from ``assets/``).
+STATIC_FILES = ("book.css", "book.js")
+#: Pygments' style for code in dark mode (the light one is ``default``).
+DARK_CODE_STYLE = "monokai"
 
 
 def stylesheet() -> str:
-    """The whole ``static/book.css``: the layout above and Pygments' highlighting rules."""
+    """The whole ``static/book.css``: ``assets/book.css`` and Pygments' rules, light and dark."""
     from pygments.formatters import HtmlFormatter
 
-    try:
-        from coursetools.book.apidoc import API_CSS
-    except ModuleNotFoundError:
-        API_CSS = ""
+    light = HtmlFormatter(style="default").get_style_defs(".highlight")
+    dark = HtmlFormatter(style=DARK_CODE_STYLE).get_style_defs(".highlight")
     return (
-        _CSS.lstrip()
-        + API_CSS.lstrip()
-        + HtmlFormatter(style="default").get_style_defs(".highlight")
-        + "\n"
+        (ASSETS / "book.css").read_text(encoding="utf-8")
+        + "\n/* Code highlighting (Pygments) */\n"
+        + light
+        + "\n.highlight { background: var(--code); }\n.highlight pre { background: none; }\n"
+        + "@media (prefers-color-scheme: dark) {\n"
+        + dark
+        + "\n.highlight { background: var(--code); }\n}\n"
+        + "@media print {\n"
+        + light
+        + "\n}\n"
     )
+
+
+def static_files() -> dict[str, str]:
+    """``{file name: text}`` of what the site serves under ``static/`` (besides the index)."""
+    return {"book.css": stylesheet(), "book.js": (ASSETS / "book.js").read_text(encoding="utf-8")}
+
+
+_TABLE = re.compile(r"<table\b.*?</table>", re.S)
+_MATH = re.compile(r"<math\b([^>]*)>.*?</math>", re.S)
+_DISPLAY_BLOCK = re.compile(r"\bdisplay=[\"']block[\"']")
+_MATH_TOKEN = re.compile(r"<m[ion]\b")
+#: An inline formula with more tokens than this may be wider than a phone: it gets a box that
+#: scrolls on narrow screens (the style sheet leaves the box inline elsewhere).
+LONG_INLINE_MATH = 8
+
+
+def scrollable(fragment: str) -> str:
+    """Tables, display formulas and long inline formulas in boxes that scroll sideways.
+
+    On a phone the page itself never becomes wider than the screen: what is wider scrolls in its
+    own box (``.scroll``, ``.math-block``; ``.math-inline`` only on narrow screens).
+    """
+    fragment = _TABLE.sub(lambda m: f"<div class='scroll'>{m.group(0)}</div>", fragment)
+
+    def box(match: re.Match) -> str:
+        if _DISPLAY_BLOCK.search(match.group(1)):
+            return f"<div class='math-block'>{match.group(0)}</div>"
+        if len(_MATH_TOKEN.findall(match.group(0))) > LONG_INLINE_MATH:
+            return f"<span class='math-inline'>{match.group(0)}</span>"
+        return match.group(0)
+
+    return _MATH.sub(box, fragment)
 
 
 def highlight(code: str) -> str:
@@ -302,10 +288,15 @@ def _sidebar(
         return f"<li><a href='{esc(entry.href)}'{mark}>{esc(entry.label)}</a>{sub}</li>"
 
     return (
-        "<nav class='sidebar' aria-label='Book'>"
+        "<nav class='sidebar' id='book-nav' aria-label='Book'>"
         f"<a class='book-title' href='index.html'>{esc(book_title)}</a>"
+        "<form class='search' role='search'>"
+        "<input type='search' name='q' placeholder='Search the book' aria-label='Search the book'>"
+        "</form>"
         f"<h2>Chapters</h2><ol>{''.join(item(c) for c in chapters)}</ol>"
         f"<h2>Reference</h2><ul>{''.join(item(e) for e in extras)}</ul>"
+        "<label class='print-switch'><input type='checkbox' id='print-solutions' checked> "
+        "Print solutions (folded answers printed open)</label>"
         "</nav>"
     )
 
@@ -321,8 +312,14 @@ def page_html(
     toc: Iterable[tuple[int, str, str]] = (),
     previous: NavEntry | None = None,
     following: NavEntry | None = None,
+    scripts: Sequence[str] = (),
 ) -> str:
-    """A whole page: CSP, the local style sheet, the sidebar, the content and prev/next links."""
+    """A whole page: CSP, the local style sheet and script, the content, then the sidebar.
+
+    The content comes before the sidebar in the document, so that a phone (and a screen reader)
+    starts with the chapter; ``scripts`` are more of the site's own script files (the search
+    page's index), loaded before ``static/book.js``.
+    """
     esc = html.escape
     pager = ""
     if previous or following:
@@ -337,14 +334,29 @@ def page_html(
             else "<span></span>"
         )
         pager = f"<nav class='pager' aria-label='Previous and next'>{left}{right}</nav>"
+    head_scripts = "".join(
+        f"<script src='{esc(src)}'></script>\n" for src in (*scripts, "static/book.js")
+    )
+    topbar = (
+        "<header class='topbar'>"
+        f"<a class='book-title' href='index.html'>{esc(book_title)}</a>"
+        "<a class='search-link' href='search.html'>Search</a>"
+        "<button type='button' class='menu' aria-controls='book-nav' aria-expanded='false'>"
+        "Menu</button></header>\n"
+    )
     return (
         "<!DOCTYPE html>\n<html lang='en'>\n<head>\n<meta charset='utf-8'>\n"
         f'<meta http-equiv="Content-Security-Policy" content="{BOOK_CSP}">\n'
         "<meta name='viewport' content='width=device-width, initial-scale=1'>\n"
+        "<meta name='color-scheme' content='light dark'>\n"
         f"<title>{esc(title)} | {esc(book_title)}</title>\n"
-        "<link rel='stylesheet' href='static/book.css'>\n</head>\n<body>\n"
+        "<link rel='stylesheet' href='static/book.css'>\n"
+        + head_scripts
+        + "</head>\n<body>\n"
+        + topbar
+        + f"<main id='content'>\n{scrollable(body)}\n{pager}\n</main>\n"
         + _sidebar(book_title, chapters, extras, current, toc)
-        + f"\n<main>\n{body}\n{pager}\n</main>\n</body>\n</html>\n"
+        + "\n</body>\n</html>\n"
     )
 
 
@@ -534,3 +546,110 @@ def _api_fallback() -> tuple[str, str, list[tuple[int, str, str]]]:
             f"<pre>dplib.{esc(name)}{esc(signature)}\n\n{esc(doc)}</pre>"
         )
     return "dplib API", "\n".join(parts), toc
+
+
+# ----------------------------------------------------------------- downloads, search, API pages
+
+
+def download_html(name: str, files: Sequence[str]) -> str:
+    """The chapter's download box: its release notebook (and data), and how to open it."""
+    esc = html.escape
+    if not files:
+        return ""
+    notebook = files[0]
+    others = [f for f in files[1:] if not f.endswith(".zip")]
+    archive = [f for f in files[1:] if f.endswith(".zip")]
+    extra = ""
+    if others:
+        data = ", ".join(
+            f"<a href='{esc(f)}' download>{esc(f.rpartition('/')[2])}</a>" for f in others
+        )
+        extra = f" Its data files: {data}"
+        if archive:
+            extra += f"; or everything in one <a href='{esc(archive[0])}' download>zip file</a>"
+        extra += "."
+    return (
+        "<div class='download'>"
+        f"<p><a href='{esc(notebook)}' download><strong>Download this chapter's notebook</strong>"
+        f"</a> (<code>{esc(name)}.ipynb</code>: the student release, exercises to fill in, no "
+        f"solutions).{extra}</p>"
+        "<p class='how'>To run it: save it in a folder, then <code>jupyter lab "
+        f"{esc(name)}.ipynb</code> there (with the course's <code>dplib</code> installed: "
+        "<code>pip install -e .</code> in a clone), or <code>make student-lab</code> in a clone "
+        "of the course.</p></div>"
+    )
+
+
+def search_body() -> str:
+    """The search page's content: a box, a status line and the results (filled by book.js)."""
+    return (
+        "<h1>Search</h1>"
+        "<form class='search search-page' role='search'>"
+        "<input id='search-page-input' type='search' name='q' placeholder='a word or a phrase' "
+        "aria-label='Search the book' autocomplete='off'></form>"
+        "<p id='search-status' class='search-status'>Search runs in your browser from an index "
+        "built with the book (nothing is sent anywhere); it needs JavaScript.</p>"
+        "<ol id='search-results' class='search-results'></ol>"
+    )
+
+
+@dataclass(frozen=True)
+class ApiPageOut:
+    """One page of the API reference, ready for :func:`page_html`."""
+
+    href: str
+    title: str
+    body: str
+    toc: list[tuple[int, str, str]]
+
+
+def _apidoc():
+    try:
+        from coursetools.book import apidoc
+    except ModuleNotFoundError as exc:  # only its absence: a broken apidoc fails the build
+        if exc.name != "coursetools.book.apidoc":
+            raise
+        return None
+    return apidoc
+
+
+def api_names() -> set[str]:
+    """Every public name the API reference documents (short names: ``laplace_mechanism``)."""
+    import dplib
+
+    names = set(getattr(dplib, "__all__", []))
+    apidoc = _apidoc()
+    if apidoc is not None:
+        _, index = apidoc.render_api_pages("dplib")
+        names |= {dotted.rpartition(".")[2] for dotted in index.names}
+    return names
+
+
+def api_modules() -> list[tuple[str, str]]:
+    """``[(module, page)]`` of the API reference, in course order when pages are generated."""
+    apidoc = _apidoc()
+    if apidoc is None:
+        return []
+    pages, _ = apidoc.render_api_pages("dplib")
+    return [(p.module, p.href) for p in pages]
+
+
+def api_pages(taught: dict[str, tuple[str, str]]) -> list[ApiPageOut]:
+    """The API reference: the index ``api.html`` and a page per module (or the fallback page)."""
+    apidoc = _apidoc()
+    if apidoc is None:
+        title, body, toc = _api_fallback()
+        return [ApiPageOut("api.html", title, body, toc)]
+    pages, index = apidoc.render_api_pages("dplib", taught)
+    out = [
+        ApiPageOut(
+            index.href, index.title, index.body_html, [(2, a, label) for a, label in index.toc]
+        )
+    ]
+    for page in pages:
+        out.append(
+            ApiPageOut(
+                page.href, page.title, page.body_html, [(2, a, label) for a, label in page.toc]
+            )
+        )
+    return out

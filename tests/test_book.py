@@ -666,3 +666,46 @@ def test_the_api_reference_is_a_page_per_module_with_an_index_and_chapter_links(
     mechanisms = (out / where["api-dplib.clamp"]).read_text(encoding="utf-8")
     entry = mechanisms[mechanisms.index("id='api-dplib.clamp'") :][:2000]
     assert re.search(r"Taught in <a href='pilot\.html#[^']+'>", entry), entry[:400]
+
+
+def test_a_name_is_taught_where_it_is_used_most_and_also_used_elsewhere():
+    uses = {
+        "laplace_mechanism": [
+            ("00_a.html#preview", "00 · A", 1),
+            ("02_b.html#five", "02 · B", 6),
+            ("08_c.html#x", "08 · C", 6),
+        ],
+        "clamp": [("02_b.html#clamp", "02 · B", 2)],
+    }
+    taught, also = book.teaching_chapters(uses)
+    assert taught["laplace_mechanism"] == ("02_b.html#five", "02 · B"), "most cells, earliest"
+    assert also["laplace_mechanism"] == [("00_a.html#preview", "00 · A"), ("08_c.html#x", "08 · C")]
+    assert taught["clamp"] == ("02_b.html#clamp", "02 · B") and also["clamp"] == []
+    from coursetools.book.apidoc import render_api_pages
+
+    pages, _ = render_api_pages("dplib", taught, also)
+    body = "".join(p.body_html for p in pages)
+    assert (
+        "Taught in <a href='02_b.html#five'>02 · B</a> (also used in "
+        "<a href='00_a.html#preview'>00</a>, <a href='08_c.html#x'>08</a>)"
+    ) in body
+
+
+def test_teaching_sections_count_uses_not_imports(tmp_path):
+    folder = tmp_path / "01_x"
+    folder.mkdir()
+    cells = [
+        _cell("markdown", "# Title"),
+        _cell("code", "from dplib import laplace_mechanism, clamp\n%matplotlib inline"),
+        _cell("markdown", "## Using it\n\nCall `dplib.clamp()` first."),
+        _cell("code", "y = laplace_mechanism(1.0, 1.0, 1.0)"),
+        _cell("code", "z = dplib.laplace_mechanism(2.0, 1.0, 1.0)"),
+    ]
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), folder / "01_x.ipynb")
+    chapter = book.load_chapter(tmp_path, "01_x")
+    toc = [(1, "Title", "Title"), (2, "Using-it", "Using it")]
+    found = book.teaching_sections(chapter, toc, [1, 1, 2, 2, 2], {"laplace_mechanism", "clamp"})
+    assert found == {
+        "laplace_mechanism": ("01_x.html#Using-it", 2),
+        "clamp": ("01_x.html#Using-it", 1),
+    }

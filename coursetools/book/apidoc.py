@@ -355,7 +355,7 @@ def render_api(package: str = "dplib") -> ApiPage:
 
 def _item(
     dotted: str, obj: object, anchors: dict[str, str], taught: tuple[str, str] | None = None,
-    search: bool = False,
+    search: bool = False, also: list[tuple[str, str]] | None = None,
 ) -> str:
     short = dotted.rpartition(".")[2]
     kind = "class" if inspect.isclass(obj) else "function" if callable(obj) else "data"
@@ -364,9 +364,13 @@ def _item(
     where = ""
     if taught is not None:
         href, label = taught
+        more = ", ".join(
+            f"<a href='{html.escape(h, quote=True)}'>{html.escape(label_.split(' ')[0])}</a>"
+            for h, label_ in also or []
+        )
         where = (
             f"<p class='api-taught'>Taught in <a href='{html.escape(href, quote=True)}'>"
-            f"{html.escape(label)}</a></p>"
+            f"{html.escape(label)}</a>" + (f" (also used in {more})" if more else "") + "</p>"
         )
     elif search:
         where = "<p class='api-taught'>Not used in a chapter: a reference for the curious.</p>"
@@ -432,7 +436,9 @@ def _import(package: str) -> types.ModuleType:
 
 
 def render_api_pages(
-    package: str = "dplib", teaches: dict[str, tuple[str, str]] | None = None
+    package: str = "dplib",
+    teaches: dict[str, tuple[str, str]] | None = None,
+    also: dict[str, list[tuple[str, str]]] | None = None,
 ) -> tuple[list[ApiModulePage], ApiModulePage]:
     """A page per module of ``package`` in course order, and an index page of every name.
 
@@ -444,6 +450,9 @@ def render_api_pages(
         ``{public name: (link, label)}``: the chapter section that teaches each name (first use in
         the course). A module's pages come in the order of the first chapter that uses one of its
         names (modules no chapter uses come last, by name); each entry links to its chapter.
+    also : dict, optional
+        ``{public name: [(link, label)]}``: the other chapters that use a name (label's first
+        word shown: the chapter's number).
 
     Returns
     -------
@@ -503,7 +512,10 @@ def render_api_pages(
                     body.append(_prose(first, anchors))
             for dotted, obj in items:
                 short = dotted.rpartition(".")[2]
-                body.append(_item(dotted, obj, anchors, teaches.get(short), search=True))
+                body.append(
+                    _item(dotted, obj, anchors, teaches.get(short), search=True,
+                          also=(also or {}).get(short))
+                )
                 names.append(dotted)
                 entries.append((short, dotted, obj, page))
             body.append("</section>")

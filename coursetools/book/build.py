@@ -664,25 +664,43 @@ def _names_used(code: str) -> set[str]:
 
 def teaching_sections(
     chapter: Chapter, toc: list[tuple[int, str, str]], cell_headings: list[int], names: set[str]
-) -> dict[str, str]:
-    """``{name: "page.html#section"}``: where the chapter first uses each of ``names``.
+) -> dict[str, tuple[str, int]]:
+    """``{name: ("page.html#section", cells)}``: where the chapter first uses each of ``names``,
+    and in how many cells it uses it.
 
     A use is a name in the code a reader runs (the release with its solutions filled in; an
     import alone does not count) or a name in backticks in the prose.
     """
     filled = nbformat.reads(chapter.filled.decode("utf-8"), as_version=4)
-    found: dict[str, str] = {}
+    found: dict[str, tuple[str, int]] = {}
     for index, cell in enumerate(filled.cells):
         if cell.cell_type == "code":
             used = _names_used(cell.source) & names
         else:
-            used = {n for n in re.findall(r"`(?:dplib\.)?(?:\w+\.)*(\w+)(?:\(\))?`", cell.source)}
-            used &= names
-        for name in used - found.keys():
+            pattern = r"`(?:dplib\.)?(?:\w+\.)*(\w+)(?:\(\))?`"
+            used = set(re.findall(pattern, cell.source)) & names
+        for name in used:
+            if name in found:
+                found[name] = (found[name][0], found[name][1] + 1)
+                continue
             section = cell_headings[index] - 1 if index < len(cell_headings) else -1
             anchor = f"#{toc[section][1]}" if 0 <= section < len(toc) else ""
-            found[name] = f"{chapter.name}.html{anchor}"
+            found[name] = (f"{chapter.name}.html{anchor}", 1)
     return found
+
+
+def teaching_chapters(
+    uses: dict[str, list[tuple[str, str, int]]],
+) -> tuple[dict[str, tuple[str, str]], dict[str, list[tuple[str, str]]]]:
+    """From ``{name: [(link, chapter title, cells)]}`` in course order: the chapter that teaches
+    each name (the one using it in the most cells; the earliest on a tie) and the other chapters
+    that use it, in course order."""
+    taught, also = {}, {}
+    for name, found in uses.items():
+        best = max(range(len(found)), key=lambda i: (found[i][2], -i))
+        taught[name] = found[best][:2]
+        also[name] = [f[:2] for i, f in enumerate(found) if i != best]
+    return taught, also
 
 
 # --------------------------------------------------------------------------------- other pages
@@ -840,7 +858,7 @@ def build_book(
         return path
 
     pages = []
-    taught: dict[str, tuple[str, str]] = {}
+    uses: dict[str, list[tuple[str, str, int]]] = {}
     api_names = site.api_names()
     for i, chapter in enumerate(chapters):
         downloads = write_downloads(chapter, out)
@@ -860,8 +878,10 @@ def build_book(
         leaked += [marker for marker in MARKERS if marker in text]
         if leaked:
             raise BookError(f"{chapter.name}: instructor-only text on its page: {leaked[0]!r}")
-        for name, href in teaching_sections(chapter, toc, cell_headings, api_names).items():
-            taught.setdefault(name, (href, titles[chapter.name]))
+        for name, (href, cells) in teaching_sections(
+            chapter, toc, cell_headings, api_names
+        ).items():
+            uses.setdefault(name, []).append((href, titles[chapter.name], cells))
         pages.append(
             write(
                 nav[i].href,
@@ -878,7 +898,8 @@ def build_book(
         summaries, readme, {f"{stem}.html": guide_labels[stem] for stem in guides}
     )
     pages.append(write("index.html", "Home", landing, following=nav[0]))
-    for api in site.api_pages(taught):
+    taught, also = teaching_chapters(uses)
+    for api in site.api_pages(taught, also):
         kind = "api" if api.href != "api.html" else "none"  # the index repeats the module pages
         pages.append(write(api.href, api.title, api.body, api.toc, kind=kind))
     for stem, path in guides.items():

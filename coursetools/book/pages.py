@@ -634,13 +634,19 @@ def api_modules() -> list[tuple[str, str]]:
     return [(p.module, p.href) for p in pages]
 
 
-def api_pages(taught: dict[str, tuple[str, str]]) -> list[ApiPageOut]:
-    """The API reference: the index ``api.html`` and a page per module (or the fallback page)."""
+def api_pages(
+    taught: dict[str, tuple[str, str]], also: dict[str, list[tuple[str, str]]] | None = None
+) -> list[ApiPageOut]:
+    """The API reference: the index ``api.html`` and a page per module (or the fallback page).
+
+    ``taught``: ``{name: (link, chapter)}`` the chapter that teaches each name; ``also``: the other
+    chapters that use it.
+    """
     apidoc = _apidoc()
     if apidoc is None:
         title, body, toc = _api_fallback()
         return [ApiPageOut("api.html", title, body, toc)]
-    pages, index = apidoc.render_api_pages("dplib", taught)
+    pages, index = apidoc.render_api_pages("dplib", taught, also)
     out = [
         ApiPageOut(
             index.href, index.title, index.body_html, [(2, a, label) for a, label in index.toc]

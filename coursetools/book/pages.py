@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import html
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -613,6 +614,12 @@ def _apidoc():
     return apidoc
 
 
+@functools.lru_cache(maxsize=2)
+def _plain_api_pages(package: str):
+    """The reference's pages without chapter links (for its names and its modules' order)."""
+    return _apidoc().render_api_pages(package)
+
+
 def api_names() -> set[str]:
     """Every public name the API reference documents (short names: ``laplace_mechanism``)."""
     import dplib
@@ -620,7 +627,7 @@ def api_names() -> set[str]:
     names = set(getattr(dplib, "__all__", []))
     apidoc = _apidoc()
     if apidoc is not None:
-        _, index = apidoc.render_api_pages("dplib")
+        _, index = _plain_api_pages("dplib")
         names |= {dotted.rpartition(".")[2] for dotted in index.names}
     return names
 
@@ -630,7 +637,7 @@ def api_modules() -> list[tuple[str, str]]:
     apidoc = _apidoc()
     if apidoc is None:
         return []
-    pages, _ = apidoc.render_api_pages("dplib")
+    pages, _ = _plain_api_pages("dplib")
     return [(p.module, p.href) for p in pages]
 
 

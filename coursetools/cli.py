@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures as cf
+import dataclasses
 import importlib.util
 import json
 import shutil
@@ -535,6 +536,33 @@ def main(argv: list[str] | None = None) -> int:
     _grading_arguments(p)
     p.set_defaults(func=cmd_course)
     p = sub.add_parser(
+        "handin",
+        help="the hand-in service: grade each submission as it arrives in nbgrader's exchange",
+    )
+    p.add_argument("action", choices=("serve", "once", "pause", "resume", "status"))
+    p.add_argument("--exchange", type=Path, default=None, help="default: the exchange of nbgrader_config.py")
+    p.add_argument("--course-id", default=None, help="default: nbgrader_config.py's course_id")
+    p.add_argument("--source", type=Path, default=ROOT / "solutions")
+    p.add_argument("--state", type=Path, default=BUILD / "handin", help="the queue (default build/handin)")
+    p.add_argument("--settings", type=Path, default=ROOT / "deploy" / "handin.toml")
+    p.add_argument("--grades", type=Path, default=BUILD / "grades.csv", help="as make grade's GRADES")
+    p.add_argument("--nbgrader-config", type=Path, default=ROOT / "nbgrader_config.py")
+    p.add_argument("--poll", type=float, default=2.0, help="seconds between looks at the exchange")
+    p.add_argument(
+        "--check-owner",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="a submission folder must belong to the user it names (off only on a one-account demo)",
+    )
+    p.add_argument(
+        "--gradebook",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="record each graded submission in nbgrader's gradebook (default: on)",
+    )
+    _grading_arguments(p)
+    p.set_defaults(func=cmd_handin)
+    p = sub.add_parser(
         "lms-export", help="final grades from the gradebook as a Canvas or Moodle import CSV"
     )
     p.add_argument("--system", choices=("canvas", "moodle"), required=True)
@@ -559,6 +587,72 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=cmd_book)
     args = parser.parse_args(argv)
     return args.func(args)
+
+
+def cmd_handin(args) -> int:
+    """The hand-in service (coursetools/grading/handin/): serve, one round, pause, resume, status."""
+    from coursetools.grading.classroom import gradebook
+    from coursetools.grading.handin.policy import load_policies
+    from coursetools.grading.handin.queue import HandinQueue
+    from coursetools.grading.handin.service import HandinService, ServiceConfig, summarize_rows
+
+    if args.action in ("pause", "resume", "status"):
+        queue = HandinQueue(Path(args.state) / "queue.sqlite")
+        if args.action != "status":
+            queue.set_paused(args.action == "pause")
+        counts = ", ".join(f"{n} {s}" for s, n in queue.counts().items())
+        print(summarize_rows(queue.rows()[-50:]) if args.action == "status" else "", end="")
+        print(f"\nhand-in service: {'paused' if queue.paused else 'grading'}; {counts}")
+        return 0
+    try:
+        policies = load_policies(args.settings)
+    except ValueError as exc:
+        print(f"handin: {exc}", file=sys.stderr)
+        return 2
+    coursedir = gradebook.course_directory(args.nbgrader_config)
+    exchange = args.exchange or gradebook.exchange_inbound(args.nbgrader_config).parent.parent
+    course_id = args.course_id or coursedir.course_id
+    args.submissions = Path(exchange)  # covered in setuid mode, as make grade's submissions
+    options = _options(args)
+    options = dataclasses.replace(options, hide=(*options.hide, *hide_list(Path(args.state))))
+    grades = Path(args.grades)
+    feedback_dir = grades.parent / "feedback"
+
+    def on_graded(jobs, results):
+        rows = write_outputs(results, grades, feedback_dir)
+        if args.gradebook:
+            _, trouble = gradebook.record_results(jobs, results, coursedir)
+            for line in trouble:
+                print(f"  not in the gradebook: {line}", file=sys.stderr)
+        write_class_overview(rows, grades.parent, nbgrader_config=args.nbgrader_config,
+                             use_gradebook=args.gradebook)
+
+    config = ServiceConfig(
+        exchange_root=Path(exchange),
+        course_id=course_id,
+        source_root=Path(args.source),
+        state_dir=Path(args.state),
+        policies=policies,
+        options=options,
+        check_owner=args.check_owner,
+        batch=max(1, args.workers or 1),
+    )
+    service = HandinService(
+        config,
+        grade_batch=lambda jobs: grade_class(jobs, workers=args.workers, scheduler=args.scheduler),
+        on_graded=on_graded,
+        log=lambda line: print(line, flush=True),
+    )
+    if args.action == "once":
+        service.queue.recover()
+        while service.run_once():
+            pass
+        return 0
+    try:
+        service.serve(poll_seconds=args.poll)
+    except KeyboardInterrupt:
+        print("handin: stopped (a submission being graded is graded again at the next start)")
+    return 0
 
 
 def cmd_lms_export(args) -> int:

@@ -525,6 +525,7 @@ def score(nb: NotebookNode, grader: _Grader | None, release: NotebookNode):
         entry = {"type": cell.cell_type, "source": cell.source, "grade_id": gid}
         if is_test_cell(cell):
             verdict = verdicts.get(index)
+            hidden = False
             if verdict is None:
                 got, state, message = 0.0, "not run", "not run (see the problems above)"
             else:
@@ -533,6 +534,7 @@ def score(nb: NotebookNode, grader: _Grader | None, release: NotebookNode):
                 message = str(verdict.get("message", ""))[:400]
                 if state not in ("passed", "partial", "failed"):
                     state = "failed"
+                hidden = state == "failed" and verdict.get("hidden") is True
             results.append(
                 {
                     "grade_id": gid,
@@ -541,6 +543,7 @@ def score(nb: NotebookNode, grader: _Grader | None, release: NotebookNode):
                     "max_points": points,
                     "status": state,
                     "message": message,
+                    **({"hidden": True} if hidden else {}),  # a hidden test's message
                 }
             )
             entry.update(
@@ -550,6 +553,7 @@ def score(nb: NotebookNode, grader: _Grader | None, release: NotebookNode):
                 points=got,
                 max_points=points,
                 message=message,
+                **({"hidden": True} if hidden else {}),
             )
         elif is_manual_cell(cell):
             results.append(

@@ -7,6 +7,8 @@ Imported by :mod:`coursetools.cli`, nbgrader (``nbgrader_config.py``) and Jupyte
 - :mod:`~coursetools.grading.classroom.regrade`: grade again only what changed;
 - :mod:`~coursetools.grading.classroom.gradebook`: nbgrader's gradebook, written by the trusted grader;
 - :mod:`~coursetools.grading.classroom.feedback`: feedback HTML, grades CSV, summary table;
+- :mod:`~coursetools.grading.classroom.class_page`: the instructor's class page;
+- :mod:`~coursetools.grading.classroom.lms_export`: final grades for Canvas's and Moodle's imports;
 - :mod:`~coursetools.grading.classroom.nbgrader_autograde`: nbgrader's Autograde and Generate
   Feedback buttons routed to the trusted grader;
 - :mod:`~coursetools.grading.classroom.inert` and

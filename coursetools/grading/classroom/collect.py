@@ -59,6 +59,9 @@ __all__ = [
     "check_shape",
     "collect_jobs",
     "nearest_assignment",
+    "InboundEntry",
+    "list_inbound",
+    "inbound_job",
 ]
 
 MAX_NOTEBOOK_BYTES = 16 * 1024**2
@@ -146,6 +149,88 @@ def collect_jobs(
     finally:
         os.close(root_fd)
     return jobs, warnings
+
+
+# ------------------------------------------------------------------- one submission from the exchange
+
+
+@dataclass(frozen=True)
+class InboundEntry:
+    """A folder of nbgrader's exchange ``inbound/``: ``<student>+<assignment>+<timestamp>[+<random>]``."""
+
+    folder: str
+    student: str
+    assignment: str
+    changed: float  # the folder's inode change time (its owner cannot move it back)
+    owner: int  # the folder's uid
+
+
+def list_inbound(inbound: Path) -> list[InboundEntry]:
+    """The submission folders in ``inbound`` (real directories only; anything else is skipped)."""
+    try:
+        root_fd = os.open(inbound, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return []
+    found = []
+    try:
+        with os.scandir(root_fd) as it:
+            for entry in it:
+                parts = entry.name.split("+", 2)
+                if len(parts) < 3 or not parts[0] or not parts[1] or entry.name.startswith("."):
+                    continue
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if not stat.S_ISDIR(st.st_mode):
+                    continue
+                found.append(InboundEntry(entry.name, parts[0], parts[1], st.st_ctime, st.st_uid))
+    finally:
+        os.close(root_fd)
+    return sorted(found, key=lambda e: (e.changed, e.folder))
+
+
+def inbound_job(inbound: Path, entry: InboundEntry, source_root: Path, options: Options) -> Job:
+    """The grading job of one submission folder of the exchange, read as :func:`collect_jobs`
+    reads a student's folder (no link followed, regular files only, capped; only the notebook
+    and nbgrader's timestamp and secret are taken). Trouble is the job's problem, never raised."""
+    source, release, assets = _source_texts(Path(source_root), entry.assignment)
+    job = Job(
+        student=entry.student,
+        assignment=entry.assignment,
+        source=source,
+        release=release,
+        submission=None,
+        notebook_name=f"{entry.assignment}.ipynb",
+        files=dict(assets),
+        options=options,
+    )
+    where = f"{display_name(entry.student)}/{display_name(entry.assignment)}"
+    try:
+        root_fd = os.open(inbound, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as exc:
+        job.problems.append(_os_problem(where, exc))
+        return job
+    try:
+        with _opendir(entry.folder, root_fd) as fd:
+            chosen = _choose_notebook(fd, entry.assignment)
+            if chosen is None:
+                raise _Refused("no notebook handed in")
+            data = _read_notebook(fd, chosen, f"{where}/{display_name(chosen)}")
+            problem = check_shape(data)
+            if problem is not None:
+                raise _Refused(f"{where}/{display_name(chosen)}: {problem}, not graded")
+            if chosen != job.notebook_name:
+                job.problems.append(f"no {entry.assignment}.ipynb: graded {display_name(chosen)} instead")
+            job.submission = data
+            job.exchange = _exchange_metadata(fd)
+    except _Refused as exc:
+        job.problems.append(str(exc))
+    except Exception as exc:  # noqa: BLE001 - never raised for one submission
+        job.problems.append(_os_problem(where, exc))
+    finally:
+        os.close(root_fd)
+    return job
 
 
 # --------------------------------------------------------------------------------------- listing

@@ -27,6 +27,7 @@ from coursetools.rendering import CONTENT_SECURITY_POLICY, SIGNATURES, markdown_
 __all__ = [
     "display_name",
     "render_html",
+    "render_notice",
     "write_feedback",
     "write_grades",
     "summary_table",
@@ -52,6 +53,7 @@ blockquote{border-left:3px solid #ccc;margin:0;padding-left:1rem;color:#444}
 pre.out{background:#fff;border-left:3px solid #9ab;margin-top:-.6rem}.outnote{color:#a60}
 img.out{max-width:100%;display:block;margin:.4rem 0}
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2rem .6rem;text-align:left}
+.notice{background:#eef4ff;border-left:4px solid #4878a8;padding:.2rem .8rem;margin:1rem 0}
 """
 
 
@@ -266,8 +268,8 @@ def _outputs_html(outputs: Iterable[dict]) -> list[str]:
     return parts
 
 
-def render_html(result: dict) -> str:
-    """The feedback page of one graded submission."""
+def render_html(result: dict, notice: Sequence[str] = ()) -> str:
+    """The feedback page of one graded submission (``notice``: lines shown first, as text)."""
     esc = html.escape
     who, what = display_name(result["student"]), display_name(result["assignment"])
     title = f"{what}: feedback for {who}"
@@ -288,6 +290,7 @@ def render_html(result: dict) -> str:
         f"<meta http-equiv='Content-Security-Policy' content=\"{CONTENT_SECURITY_POLICY}\">",
         f"<title>{esc(title)}</title><style>{CSS}</style></head><body>",
         f"<h1>{esc(title)}</h1>",
+        *([f"<div class='notice'>{''.join(f'<p>{esc(n)}</p>' for n in notice)}</div>"] if notice else []),
         f"<p><strong>Autograded score: {_fmt(result['score'])} / {_fmt(result['max_score'])}</strong>",
     ]
     if result.get("manual_max"):
@@ -350,6 +353,20 @@ def render_html(result: dict) -> str:
         parts.append("</footer>")
     parts.append("</body></html>\n")
     return "".join(parts)
+
+
+def render_notice(student: str, assignment: str, notice: Sequence[str]) -> str:
+    """A page with no grade, only ``notice`` (a submission the hand-in service did not grade)."""
+    esc = html.escape
+    title = f"{display_name(assignment)}: not graded, {display_name(student)}"
+    return "".join([
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        f"<meta http-equiv='Content-Security-Policy' content=\"{CONTENT_SECURITY_POLICY}\">",
+        f"<title>{esc(title)}</title><style>{CSS}</style></head><body>",
+        f"<h1>{esc(title)}</h1><div class='notice'>",
+        *(f"<p>{esc(n)}</p>" for n in notice),
+        "</div></body></html>\n",
+    ])
 
 
 def _cell_anchors(cells: Sequence[dict]) -> dict[str, str]:

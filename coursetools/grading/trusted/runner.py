@@ -613,12 +613,15 @@ def run_test(test: dict, prelude: dict, answers: set[str], link: KernelLink) -> 
                 message = f"a hidden test failed (line {line})"
             else:
                 message = "a test failed"
-        return {"status": "failed", "points": 0.0, "message": _clean(message)}
+        verdict = {"status": "failed", "points": 0.0, "message": _clean(message)}
+        if line is None or line in hidden:  # the hand-in service may withhold its message
+            verdict["hidden"] = True
+        return verdict
     except Exception as exc:  # noqa: BLE001 - the test's own error, e.g. on a value of a wrong type
         line = _test_line(exc, filename)
         where = f" at line {line}" if line is not None else ""
         kind = type(exc).__name__ if type(exc).__module__ == "builtins" else "an error"
-        return {
+        verdict = {
             "status": "failed",
             "points": 0.0,
             "message": _clean(
@@ -626,6 +629,9 @@ def run_test(test: dict, prelude: dict, answers: set[str], link: KernelLink) -> 
             ),
             "debug": f"{type(exc).__module__}.{type(exc).__qualname__}{where}",
         }
+        if line is None or line in hidden:
+            verdict["hidden"] = True
+        return verdict
     partial = _partial(value, points)
     got = points if partial is None else partial
     status = "passed" if got == points else "partial" if got > 0 else "failed"

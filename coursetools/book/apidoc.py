@@ -523,7 +523,8 @@ def render_api_pages(
 
     index = ["<h1>" + html.escape(package) + " API: every public name</h1>",
              "<p>Every name a reader imports, A to Z, with its one-line summary, its module's page and "
-             "the chapter that first uses it. The modules, in the order the course teaches them: "
+             "the chapter that teaches it (the one that uses it most). The modules, in the order "
+             "the course teaches them: "
              + ", ".join(f"<a href='{p.href}'>{html.escape(p.module)}</a>" for p in pages)
              + ".</p>"]
     letters: dict[str, list[str]] = {}

@@ -175,6 +175,10 @@ def test_on_a_phone_no_page_is_wider_than_the_screen_and_the_title_comes_first(w
             tab.screenshot(path=str(SHOTS / "phone-chapter.png"))
             tab.locator("div.math-block").first.scroll_into_view_if_needed()
             tab.screenshot(path=str(SHOTS / "phone-maths.png"))
+    tab.goto((out / "search.html").as_uri() + "?q=clipping")
+    tab.locator("#search-results li a").first.wait_for()
+    assert tab.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"]
+    tab.screenshot(path=str(SHOTS / "phone-search.png"))
     tab.goto((out / "02_laplace_mechanism.html").as_uri())
     tab.locator(".topbar button.menu").click()
     nav = tab.locator("nav.sidebar")

@@ -210,6 +210,15 @@
       opened.forEach(function (d) { d.open = false; });
       opened = [];
     });
+    // "/" puts the cursor in the search box (as on Jupyter Book and most documentation sites).
+    document.addEventListener("keydown", function (ev) {
+      var target = ev.target, tag = target && target.tagName;
+      if (ev.key !== "/" || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+      if (tag === "INPUT" || tag === "TEXTAREA" || (target && target.isContentEditable)) return;
+      var box = document.getElementById("search-page-input") ||
+        document.querySelector("nav.sidebar form.search input");
+      if (box && box.offsetParent !== null) { ev.preventDefault(); box.focus(); }
+    });
     searchPage();
   });
 })();

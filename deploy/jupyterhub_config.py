@@ -21,6 +21,9 @@ Settings come from the environment (docs/jupyterhub.md has the whole walk-throug
                            For a trial and the end-to-end test only: the students could read each
                            other's files. A class uses real accounts (the default: PAM and one
                            system user per person) or a container spawner.
+``COURSE_HANDIN``         ``0`` turns off the hand-in service (default on: each submission graded
+                           as it arrives, its feedback where Fetch Feedback finds it);
+                           ``COURSE_HANDIN_SETTINGS`` its rules (default deploy/handin.toml).
 ``COURSE_HUB_ADMIN_TOKEN`` optional: an API token for a service that may manage users and
                            servers (the end-to-end test drives the hub with it).
 """
@@ -71,9 +74,40 @@ if DEMO:
     if os.geteuid() == 0:  # a container or a VM where the hub runs as root
         c.Spawner.args = ["--allow-root"]
 
+services = []
+# Feedback at hand-in (docs/jupyterhub.md): a managed service (the hub starts it, and restarts it
+# if it exits) that grades each submission as it lands in the exchange and puts the feedback page
+# where the student's Fetch Feedback finds it. It runs as the hub's user (root on a real hub: the
+# grading sandbox needs it). COURSE_HANDIN=0 turns it off; COURSE_HANDIN_SETTINGS names the rules
+# (attempts, cool-down, deadline, hidden messages; default deploy/handin.toml).
+if os.environ.get("COURSE_HANDIN", "1") != "0":
+    BUILD = COURSE_ROOT / "build"
+    services.append(
+        {
+            "name": "handin-grader",
+            "command": [
+                sys.executable, "-m", "coursetools", "handin", "serve",
+                "--exchange", str(EXCHANGE),
+                "--course-id", COURSE_ID,
+                "--source", str(COURSE_ROOT / "solutions"),
+                "--nbgrader-config", str(COURSE_ROOT / "nbgrader_config.py"),
+                "--state", str(BUILD / "handin"),
+                "--grades", str(BUILD / "grades.csv"),
+                "--settings", os.environ.get("COURSE_HANDIN_SETTINGS", str(HERE / "handin.toml")),
+                # one OS account on the demo hub: every folder is the hub's, so no owner check
+                *(["--no-check-owner"] if DEMO else []),
+            ],
+            "cwd": str(HERE.parent),  # the checkout whose coursetools this Python runs
+            "environment": {
+                "NBGRADER_EXCHANGE": str(EXCHANGE),
+                "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
+            },
+        }
+    )
+
 token = os.environ.get("COURSE_HUB_ADMIN_TOKEN")
 if token:
-    c.JupyterHub.services = [{"name": "course-admin", "api_token": token}]
+    services.append({"name": "course-admin", "api_token": token})
     c.JupyterHub.load_roles = [
         {
             "name": "course-admin",
@@ -81,6 +115,7 @@ if token:
             "services": ["course-admin"],
         }
     ]
+c.JupyterHub.services = services
 
 
 def _per_user_settings(spawner):

@@ -1,0 +1,136 @@
+"""Feedback at hand-in: seconds from a student's submit to the page Fetch Feedback finds.
+
+The hand-in service (``python -m coursetools handin serve``, what the hub runs) watches a
+temporary exchange; N submissions (default 20) arrive as nbgrader's ``submit`` makes them (a
+folder with the notebook, ``timestamp.txt`` and ``submission_secret.txt``), one every
+``--gap`` seconds from ``--students`` students in turn, cycling examples/make_class.py's kinds
+(every answer right, half, the blank release) of one course notebook (default
+01_randomized_response, about 5 s to grade). For each submission the time from its folder's
+creation to its feedback page at ``<exchange>/<course>/feedback/<hash>.html`` is measured:
+median and worst, and the grading seconds the service logged. Nothing is written into
+``build/`` or the course's gradebook (``--no-gradebook``, a temporary state and grades folder).
+
+There is no peer to put beside it: nbgrader and otter-grader give no feedback before the
+instructor collects and grades (Gradescope does, outside Jupyter). The issue's target is within a
+minute on an idle machine.
+
+Not one of run_all.py's sections (no peer to compare with; it runs a service for minutes).
+Run: ``.venv/bin/python bench/handin_latency.py [--submissions 20] [--gap 3] [--workers 2]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import secrets
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _make_class():
+    spec = importlib.util.spec_from_file_location("make_class", ROOT / "examples" / "make_class.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--submissions", type=int, default=20)
+    p.add_argument("--students", type=int, default=10)
+    p.add_argument("--gap", type=float, default=3.0, help="seconds between two submissions")
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--notebook", default="01_randomized_response")
+    p.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    args = p.parse_args(argv)
+    from nbgrader.utils import notebook_hash
+
+    with tempfile.TemporaryDirectory(prefix="bench-handin-") as tmp:
+        tmp = Path(tmp)
+        klass = tmp / "class"
+        _make_class().make_class(ROOT / "solutions", klass, [args.notebook])
+        kinds = sorted(klass.iterdir())  # ada_full, bob_partial, cy_blank
+        inbound = tmp / "exchange" / "dp" / "inbound"
+        inbound.mkdir(parents=True)
+        settings = tmp / "handin.toml"
+        settings.write_text("[default]\nattempts = 0\ncooldown_minutes = 0\n")
+        log = (tmp / "service.log").open("w")
+        service = subprocess.Popen(
+            [sys.executable, "-m", "coursetools", "handin", "serve", "--exchange", str(tmp / "exchange"),
+             "--course-id", "dp", "--state", str(tmp / "state"), "--grades", str(tmp / "out" / "grades.csv"),
+             "--settings", str(settings), "--no-gradebook", "--no-check-owner", "--poll", "0.5",
+             "--workers", str(args.workers)],
+            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+        )
+        waiting: dict[Path, float] = {}
+        seconds: list[float] = []
+        try:
+            time.sleep(3)  # the service's start (imports), as on a hub where it is already up
+            for i in range(args.submissions):
+                kind = kinds[i % len(kinds)]
+                student = f"s{i % args.students:02d}"
+                secret = secrets.token_hex(16)
+                stamp = f"2026-11-27 10:{i // 60:02d}:{i % 60:02d}.000000 UTC"
+                folder = inbound / f"{student}+{args.notebook}+{stamp}+{secrets.token_hex(4)}"
+                staging = tmp / "staging" / folder.name
+                staging.mkdir(parents=True)
+                notebook = kind / args.notebook / f"{args.notebook}.ipynb"
+                (staging / notebook.name).write_bytes(notebook.read_bytes())
+                (staging / "timestamp.txt").write_text(stamp)
+                (staging / "submission_secret.txt").write_text(secret)
+                page = tmp / "exchange" / "dp" / "feedback" / (
+                    notebook_hash(secret=secret, notebook_id=args.notebook) + ".html")
+                os.rename(staging, folder)  # appears at once, complete, as submit's copy does
+                waiting[page] = time.monotonic()
+                end = time.monotonic() + args.gap
+                while time.monotonic() < end:
+                    _collect(waiting, seconds)
+                    time.sleep(0.1)
+            end = time.monotonic() + 600
+            while waiting and time.monotonic() < end:
+                _collect(waiting, seconds)
+                time.sleep(0.1)
+        finally:
+            service.terminate()
+            service.wait(timeout=60)
+            log.close()
+        graded = [float(line.rsplit(" in ", 1)[1].split()[0]) for line in
+                  (tmp / "service.log").read_text().splitlines() if line.startswith("handin: graded")]
+    load = os.getloadavg()
+    figures = {
+        "submissions": args.submissions,
+        "lost": len(waiting),
+        "median_s": round(statistics.median(seconds), 1) if seconds else None,
+        "worst_s": round(max(seconds), 1) if seconds else None,
+        "grading_median_s": round(statistics.median(graded), 1) if graded else None,
+        "workers": args.workers,
+        "gap_s": args.gap,
+        "notebook": args.notebook,
+        "load": [round(x, 2) for x in load],
+    }
+    print(f"hand-in service, {args.submissions} submissions of {args.notebook}, one every {args.gap:g} s, "
+          f"{args.workers} worker(s), load {load[0]:.1f}:")
+    print(f"  submit -> feedback page: median {figures['median_s']} s, worst {figures['worst_s']} s"
+          f" (grading alone: median {figures['grading_median_s']} s); no page: {figures['lost']}")
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=1) + "\n")
+    return 0 if not waiting else 1
+
+
+def _collect(waiting: dict[Path, float], seconds: list[float]) -> None:
+    for page, start in list(waiting.items()):
+        if page.exists():
+            seconds.append(time.monotonic() - start)
+            del waiting[page]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

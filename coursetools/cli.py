@@ -636,6 +636,7 @@ def cmd_handin(args) -> int:
         options=options,
         check_owner=args.check_owner,
         batch=max(1, args.workers or 1),
+        settings_path=Path(args.settings),
     )
     service = HandinService(
         config,

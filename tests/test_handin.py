@@ -359,3 +359,20 @@ def test_real_grading_two_students_and_an_attack(tmp_path):
     assert "Autograded score: 0 / 7" in text(bob) and "Autograded score: 0 / 7" in text(mallory)
     assert json.dumps(service.queue.counts()) == json.dumps(
         {"pending": 0, "grading": 0, "graded": 3, "refused": 0, "failed": 0})
+
+
+def test_the_rules_are_read_again_when_the_file_changes_and_a_bad_edit_keeps_the_old(tmp_path):
+    settings = tmp_path / "handin.toml"
+    settings.write_text("[default]\nattempts = 1\n")
+    config = ServiceConfig(exchange_root=tmp_path / "exchange", course_id="dp", source_root=PILOT.parent,
+                           state_dir=tmp_path / "state", policies=pol.load_policies(settings),
+                           check_owner=False, settings_path=settings)
+    said = []
+    service = HandinService(config, grade_batch=lambda jobs: [_fake_result(j) for j in jobs], log=said.append)
+    settings.write_text("[default]\nattempts = 4\n")
+    os.utime(settings, (T0, T0))
+    assert service.reload_settings() and service.config.policies["pilot"].attempts == 4
+    settings.write_text("[default]\nattempts = -4\n")
+    os.utime(settings, (T0 + 1, T0 + 1))
+    assert not service.reload_settings() and service.config.policies["pilot"].attempts == 4
+    assert any("previous rules stay" in line for line in said)

@@ -31,13 +31,13 @@ import os
 import pwd
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from coursetools.authoring.release import find_assignments
 from coursetools.grading.classroom import collect, feedback
 from coursetools.grading.grade import Job, Options
-from coursetools.grading.handin.policy import Policies, Policy
+from coursetools.grading.handin.policy import Policies, Policy, load_policies
 from coursetools.grading.handin.queue import HandinQueue, Row, format_time
 
 __all__ = ["ServiceConfig", "HandinService", "WITHHELD"]
@@ -57,6 +57,7 @@ class ServiceConfig:
     options: Options = Options()
     check_owner: bool = True
     batch: int = 1  # submissions graded at once (the grading function's workers)
+    settings_path: Path | None = None  # read again whenever it changes (a bad edit is logged, not used)
 
     @property
     def inbound(self) -> Path:
@@ -102,6 +103,28 @@ class HandinService:
         os.chmod(state, 0o700)  # the queue names every student: the service's alone
         self.queue = HandinQueue(state / "queue.sqlite", clock=clock)
         self.assignments = set(find_assignments(Path(config.source_root)))
+        self._settings_mtime = self._mtime()
+
+    def _mtime(self) -> float | None:
+        try:
+            return os.stat(self.config.settings_path).st_mtime if self.config.settings_path else None
+        except OSError:
+            return None
+
+    def reload_settings(self) -> bool:
+        """Read the settings file again if it changed; True if new rules are in force."""
+        mtime = self._mtime()
+        if mtime is None or mtime == self._settings_mtime:
+            return False
+        self._settings_mtime = mtime
+        try:
+            policies = load_policies(self.config.settings_path)
+        except ValueError as exc:
+            self.log(f"handin: {exc}; the previous rules stay in force")
+            return False
+        self.config = replace(self.config, policies=policies)
+        self.log(f"handin: rules read again from {self.config.settings_path}")
+        return True
 
     # ------------------------------------------------------------------------------ a round
 
@@ -169,6 +192,7 @@ class HandinService:
 
     def run_once(self) -> int:
         """Scan, queue the deadline's last submissions, publish refusals, grade (unless paused)."""
+        self.reload_settings()
         self.scan()
         self.queue.final_candidates(self.config.policies)
         self.publish_refusals()

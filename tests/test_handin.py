@@ -376,3 +376,27 @@ def test_the_rules_are_read_again_when_the_file_changes_and_a_bad_edit_keeps_the
     os.utime(settings, (T0 + 1, T0 + 1))
     assert not service.reload_settings() and service.config.policies["pilot"].attempts == 4
     assert any("previous rules stay" in line for line in said)
+
+
+def test_a_flood_of_folders_is_refused_unread_and_others_are_graded(tmp_path, monkeypatch):
+    """A student makes 300 submission folders: past the attempts, each is refused with a page and
+    its notebook is never read; another student's one submission is graded in the first batch."""
+    from coursetools.grading.classroom import collect
+
+    reads = []
+    real = collect._read_notebook
+    monkeypatch.setattr(collect, "_read_notebook", lambda fd, name, where: reads.append(where) or real(fd, name, where))
+    service, calls = _service(tmp_path, pol.Policies(pol.Policy(attempts=2)))
+    for i in range(300):
+        _hand_in(service.config.inbound, "mallory", RELEASE, when=f"2026-11-27 10:00:{i % 60:02d}.{i:06d} UTC")
+    _hand_in(service.config.inbound, "ada", RELEASE, when="2026-11-27 11:00:00.000000 UTC")
+    service.run_once()
+    assert calls == [["mallory"]] or calls == [["ada"]]
+    service.run_once()
+    assert sorted(c[0] for c in calls) == ["ada", "mallory"]  # ada's turn comes at once
+    while service.run_once():
+        pass
+    counts = service.queue.counts()
+    assert counts["graded"] == 3 and counts["refused"] == 298
+    assert len(reads) == 3  # only the admitted notebooks were read
+    assert len(list((tmp_path / "exchange" / "dp" / "feedback").glob("*.html"))) == 301

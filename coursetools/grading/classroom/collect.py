@@ -62,6 +62,7 @@ __all__ = [
     "InboundEntry",
     "list_inbound",
     "inbound_job",
+    "inbound_metadata",
 ]
 
 MAX_NOTEBOOK_BYTES = 16 * 1024**2
@@ -188,6 +189,21 @@ def list_inbound(inbound: Path) -> list[InboundEntry]:
     finally:
         os.close(root_fd)
     return sorted(found, key=lambda e: (e.changed, e.folder))
+
+
+def inbound_metadata(inbound: Path, entry: InboundEntry) -> dict[str, str]:
+    """Only nbgrader's ``timestamp`` and ``secret`` of one submission folder (``{}`` if unsure)."""
+    try:
+        root_fd = os.open(inbound, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return {}
+    try:
+        with _opendir(entry.folder, root_fd) as fd:
+            return _exchange_metadata(fd)
+    except OSError:
+        return {}
+    finally:
+        os.close(root_fd)
 
 
 def inbound_job(inbound: Path, entry: InboundEntry, source_root: Path, options: Options) -> Job:

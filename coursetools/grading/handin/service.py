@@ -157,8 +157,9 @@ class HandinService:
         """A page for every refused submission that has none yet; returns how many."""
         done = 0
         for row in self.queue.unpublished_refusals():
-            job = collect.inbound_job(self.config.inbound, _entry(row), self.config.source_root,
-                                      self.config.options)
+            # the secret only: a refused submission's notebook is never read (a flood costs nothing)
+            job = Job(row.student, row.assignment, "", "", None, f"{row.assignment}.ipynb",
+                      exchange=collect.inbound_metadata(self.config.inbound, _entry(row)))
             lines = self._refusal_lines(row)
             self._publish(job, feedback.render_notice(row.student, row.assignment, lines))
             self.queue.mark_published(row.folder)

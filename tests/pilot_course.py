@@ -38,3 +38,15 @@ def fill_answers(nb, *, skip: tuple[str, ...] = ()):
         if gid in answers and gid not in skip and cell.metadata["nbgrader"].get("solution"):
             cell.source = answers[gid]
     return nb
+
+
+def hostile_notebook(tmp_path: Path, name: str):
+    """The pilot as the hostile student ``name`` of examples/make_class.py's adversarial suite
+    hands it in (``h_forge``, ``h_patch``, ...), read back from ``tmp_path/hostile``."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_class", ROOT / "examples" / "make_class.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.make_hostile(PILOT / "pilot.ipynb", tmp_path / "hostile")
+    return nbformat.read(tmp_path / "hostile" / name / "pilot" / "pilot.ipynb", as_version=4)

@@ -232,25 +232,30 @@ def test_a_failed_display_run_never_costs_the_grade(monkeypatch):
 # ------------------------------------------------------ a slow kernel is waited for, not "lost"
 
 
-def test_a_cell_whose_last_outputs_come_late_is_not_said_to_have_lost_any():
-    """The kernel's IOPub thread is held for 4 s after a cell (as on a machine at load 15): the
-    cell's "idle" comes late, and nothing was cut, so no page may say "output lost" (issue 28)."""
+def _display(source, release, nb):
+    """The display run of ``nb`` handed in for the pilot (outputs shown, generous timeouts)."""
     from coursetools.grading.grade import display_run
     from coursetools.grading.sandboxed import sandbox
 
-    source, release = _pilot()
-    nb = fill_answers(copy.deepcopy(release))
-    hold = "import time\nget_ipython().kernel.iopub_thread.schedule(lambda: time.sleep(4))\n"
-    nb.cells.append(nbformat.v4.new_code_cell(hold + "print('before the hold')"))
-    nb.cells.append(nbformat.v4.new_code_cell("x = 1  # prints nothing"))
-    nb.cells.append(nbformat.v4.new_code_cell("print('after the hold')"))
     merged, _ = merge(source, release, nb)
     job = Job(
         "ada", "pilot", nbformat.writes(source), nbformat.writes(release),
         nbformat.writes(nb).encode(), "pilot.ipynb",
         options=Options(cell_timeout=60, notebook_timeout=240, with_outputs=True),
     )
-    shown, problems = display_run(job, merged, release, sandbox.detect_mode())
+    return display_run(job, merged, release, sandbox.detect_mode())
+
+
+def test_a_cell_whose_last_outputs_come_late_is_not_said_to_have_lost_any():
+    """The kernel's IOPub thread is held for 4 s after a cell (as on a machine at load 15): the
+    cell's "idle" comes late, and nothing was cut, so no page may say "output lost" (issue 28)."""
+    source, release = _pilot()
+    nb = fill_answers(copy.deepcopy(release))
+    hold = "import time\nget_ipython().kernel.iopub_thread.schedule(lambda: time.sleep(4))\n"
+    nb.cells.append(nbformat.v4.new_code_cell(hold + "print('before the hold')"))
+    nb.cells.append(nbformat.v4.new_code_cell("x = 1  # prints nothing"))
+    nb.cells.append(nbformat.v4.new_code_cell("print('after the hold')"))
+    shown, problems = _display(source, release, nb)
     assert not problems, problems
     outputs = [o for _, outs in sorted(shown.items()) for o in outs]
     assert [o for o in outputs if o["kind"] == "note"] == [], sorted(shown.items())[-4:]
@@ -263,8 +268,6 @@ def test_no_cell_runs_before_the_subscription_carries_a_probe(monkeypatch):
     effect. Seen in CI: the first cell's outputs and "idle" were all lost, and after a 60 s wait
     the page said "some output of this cell was lost". So no cell of the display run may be sent
     until a probe's status has come through the subscription."""
-    from coursetools.grading.grade import display_run
-    from coursetools.grading.sandboxed import sandbox
     from coursetools.grading.sandboxed.kernel import KernelSession
 
     sent_unconfirmed = []
@@ -279,13 +282,7 @@ def test_no_cell_runs_before_the_subscription_carries_a_probe(monkeypatch):
     monkeypatch.setattr(KernelSession, "_request", watched)
     source, release = _pilot()
     nb = fill_answers(copy.deepcopy(release))
-    merged, _ = merge(source, release, nb)
-    job = Job(
-        "ada", "pilot", nbformat.writes(source), nbformat.writes(release),
-        nbformat.writes(nb).encode(), "pilot.ipynb",
-        options=Options(cell_timeout=60, notebook_timeout=240, with_outputs=True),
-    )
-    shown, problems = display_run(job, merged, release, sandbox.detect_mode())
+    shown, problems = _display(source, release, nb)
     assert not problems, problems
     assert shown, "the display run showed nothing"
     assert sent_unconfirmed == []

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from pilot_course import PILOT, fill_answers
+from pilot_course import PILOT, fill_answers, hostile_notebook
 
 from coursetools.authoring.release import notebook_bytes, release_notebook
 from coursetools.grading.handin import policy as pol
@@ -329,25 +329,7 @@ def test_real_grading_two_students_and_an_attack(tmp_path):
     service = HandinService(config, grade_batch=lambda jobs: grade_class(jobs, workers=1),
                             on_graded=on_graded, log=lambda s: None)
     full = fill_answers(copy.deepcopy(RELEASE))
-    attack = copy.deepcopy(RELEASE)  # h_forge of the adversarial suite (examples/make_class.py)
-    forge = (
-        "def _forge():\n"
-        "    k = get_ipython().kernel\n"
-        "    parent = k.get_parent('shell')\n"
-        "    k.session.send(k.iopub_socket, 'status', {'execution_state': 'idle'}, parent=parent)\n"
-        "    ident = k._parent_ident.get('shell') if isinstance(k._parent_ident, dict) else k._parent_ident\n"
-        "    k.session.send(k.shell_stream, 'execute_reply', {'status': 'ok', 'user_expressions': {'r': "
-        "{'status': 'ok', 'data': {'application/x-coursetools-reply': '{\"ok\":true,\"value\":null}'}}}},"
-        " parent=parent, ident=ident)\n"
-        "    raise ValueError('forged')\n"
-    )
-    answers = {"clamp": "def clamp(x, lower, upper):\n    _forge()\n",
-               "validate_epsilon": "def validate_epsilon(epsilon):\n    _forge()\n",
-               "rr_estimate": "def rr_estimate(answers, p):\n    _forge()\n"}
-    for cell in attack.cells:
-        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if gid in answers:
-            cell.source = (forge if gid == "clamp" else "") + answers[gid]
+    attack = hostile_notebook(tmp_path, "h_forge")  # the adversarial suite's forger
     _, ada = _hand_in(config.inbound, "ada", full)
     _, mallory = _hand_in(config.inbound, "mallory", attack)
     _, bob = _hand_in(config.inbound, "bob", RELEASE)

@@ -28,20 +28,9 @@ from pathlib import Path
 import nbformat
 import pytest
 from hub_harness import COURSE_ID, running_hub
-from pilot_course import fill_answers, pilot_course
+from pilot_course import fill_answers, hostile_notebook, pilot_course
 
 FEEDBACK_WITHIN = 60.0  # seconds from submit to a fetched page, on an idle machine (the issue's)
-FORGE = (
-    "def _forge():\n"
-    "    k = get_ipython().kernel\n"
-    "    parent = k.get_parent('shell')\n"
-    "    k.session.send(k.iopub_socket, 'status', {'execution_state': 'idle'}, parent=parent)\n"
-    "    ident = k._parent_ident.get('shell') if isinstance(k._parent_ident, dict) else k._parent_ident\n"
-    "    k.session.send(k.shell_stream, 'execute_reply', {'status': 'ok'}, parent=parent, ident=ident)\n"
-    "    raise ValueError('forged')\n"
-)
-
-
 @pytest.fixture(scope="module")
 def course(tmp_path_factory) -> Path:
     return pilot_course(tmp_path_factory.mktemp("handin") / "course")
@@ -84,17 +73,6 @@ def _text(page: str) -> str:
     return " ".join(re.sub(r"<[^>]+>", " ", page).split())
 
 
-def _attack(nb):
-    answers = {"clamp": FORGE + "def clamp(x, lower, upper):\n    _forge()\n",
-               "validate_epsilon": "def validate_epsilon(epsilon):\n    _forge()\n",
-               "rr_estimate": "def rr_estimate(answers, p):\n    _forge()\n"}
-    for cell in nb.cells:
-        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if gid in answers:
-            cell.source = answers[gid]
-    return nb
-
-
 def _queue(course: Path) -> list[dict]:
     db = sqlite3.connect(course / "build" / "handin" / "queue.sqlite")
     db.row_factory = sqlite3.Row
@@ -117,7 +95,8 @@ def test_feedback_at_hand_in_on_the_hub(hub, course):
 
     # 1. two submissions, no instructor: each student fetches their own page
     _submit(hub, "student1", fill_answers)
-    _submit(hub, "student2", _attack)
+    forged = hostile_notebook(course.parent, "h_forge")  # the adversarial suite's forger
+    _submit(hub, "student2", lambda nb: forged)
     waited = {}
     for student, score in (("student1", "7 / 7"), ("student2", "0 / 7")):
         pages, waited[student] = _wait_pages(hub, course, student, 1, timeout=4 * FEEDBACK_WITHIN)

@@ -229,17 +229,7 @@ def inbound_job(inbound: Path, entry: InboundEntry, source_root: Path, options: 
         return job
     try:
         with _opendir(entry.folder, root_fd) as fd:
-            chosen = _choose_notebook(fd, entry.assignment)
-            if chosen is None:
-                raise _Refused("no notebook handed in")
-            data = _read_notebook(fd, chosen, f"{where}/{display_name(chosen)}")
-            problem = check_shape(data)
-            if problem is not None:
-                raise _Refused(f"{where}/{display_name(chosen)}: {problem}, not graded")
-            if chosen != job.notebook_name:
-                job.problems.append(f"no {entry.assignment}.ipynb: graded {display_name(chosen)} instead")
-            job.submission = data
-            job.exchange = _exchange_metadata(fd)
+            _take_notebook(job, fd, where)
     except _Refused as exc:
         job.problems.append(str(exc))
     except Exception as exc:  # noqa: BLE001 - never raised for one submission
@@ -449,23 +439,32 @@ def _fill(job: Job, student_fd: int, kind: str | None, misspelt: str | None = No
         if kind == "other":
             raise _Refused(f"{where} is not a folder: not graded")
         with _opendir(job.assignment, student_fd) as fd:
-            chosen = _choose_notebook(fd, job.assignment)
-            if chosen is None:
-                raise _Refused("no notebook handed in")
-            data = _read_notebook(fd, chosen, f"{where}/{display_name(chosen)}")
-            problem = check_shape(data)
-            if problem is not None:
-                raise _Refused(f"{where}/{display_name(chosen)}: {problem}, not graded")
-            if chosen != job.notebook_name:
-                job.problems.append(
-                    f"no {job.assignment}.ipynb: graded {display_name(chosen)} instead"
-                )
-            job.submission = data
-            job.exchange = _exchange_metadata(fd)
+            _take_notebook(job, fd, where)
     except _Refused as exc:
         job.problems.append(str(exc))
     except Exception as exc:  # noqa: BLE001 - never raised for one submission
         job.problems.append(_os_problem(where, exc))
+
+
+def _take_notebook(job: Job, fd: int, where: str) -> None:
+    """The submission's notebook and nbgrader's metadata from the open folder ``fd`` into ``job``.
+
+    Raises
+    ------
+    _Refused
+        No notebook, or one that is not a regular file of a sane size and shape.
+    """
+    chosen = _choose_notebook(fd, job.assignment)
+    if chosen is None:
+        raise _Refused("no notebook handed in")
+    data = _read_notebook(fd, chosen, f"{where}/{display_name(chosen)}")
+    problem = check_shape(data)
+    if problem is not None:
+        raise _Refused(f"{where}/{display_name(chosen)}: {problem}, not graded")
+    if chosen != job.notebook_name:
+        job.problems.append(f"no {job.assignment}.ipynb: graded {display_name(chosen)} instead")
+    job.submission = data
+    job.exchange = _exchange_metadata(fd)
 
 
 def _choose_notebook(dir_fd: int, assignment: str) -> str | None:

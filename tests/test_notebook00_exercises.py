@@ -66,7 +66,9 @@ def expected_unique_fraction(cell_probs, m):
 """
 
 
-_EXP_RIGHT = "np.sum(p * np.exp(__import__('scipy.special', fromlist=['xlog1py']).xlog1py(m - 1, -p)))"
+_EXP_RIGHT = (
+    "np.sum(p * np.exp(__import__('scipy.special', fromlist=['xlog1py']).xlog1py(m - 1, -p)))"
+)
 
 
 def _link(condition: str, keys: str = "tuple") -> str:
@@ -101,7 +103,9 @@ def unhash_medallions(hashed):
 _BOTH = "[(D, U, D, D), (U, U, D, D, D)]"
 
 
-def _sim(weights: str = "1.0 / np.log1p(support)", mask: bool = True, r0: str = "1.5", d0: str = "30.0") -> str:
+def _sim(
+    weights: str = "1.0 / np.log1p(support)", mask: bool = True, r0: str = "1.5", d0: str = "30.0"
+) -> str:
     combine = "np.where(sub_r > 0, sim, 0.0)" if mask else "sim"
     return f"""
 def similarity_scores(aux_items, aux_ratings, aux_days, ratings, days):
@@ -149,8 +153,12 @@ def exact_audience_size(estimates, step):
 """
 
 
-def _ages(median_rule: str = "(full[mid - 1] + full[mid]) / 2", total: str = "mean * count",
-          top: str = "max_age + 1", integral: bool = True) -> str:
+def _ages(
+    median_rule: str = "(full[mid - 1] + full[mid]) / 2",
+    total: str = "mean * count",
+    top: str = "max_age + 1",
+    integral: bool = True,
+) -> str:
     check = "        if abs(last - round(last)) > 1e-9:\n            continue\n" if integral else ""
     return f"""
 def count_age_tuples(count, median, mean, max_age):
@@ -174,7 +182,10 @@ def count_age_tuples(count, median, mean, max_age):
 #: grade_id -> plausible wrong answers, each with what it gets wrong
 WRONG = {
     "uniqueness_fraction": [
-        ("unique combinations over distinct combinations", _uniq("    return float(sum(v == 1 for v in counts.values()) / len(counts))")),
+        (
+            "unique combinations over distinct combinations",
+            _uniq("    return float(sum(v == 1 for v in counts.values()) / len(counts))"),
+        ),
         ("distinct combinations over records", _uniq("    return float(len(counts) / len(keys))")),
         ("columns glued together as text", _uniq(_UNIQ_RIGHT, keys=_GLUED)),
         ("integer columns added up", _uniq(_UNIQ_RIGHT, keys=_ADDED)),
@@ -183,18 +194,29 @@ WRONG = {
         ("the Poisson approximation", _expected("np.sum(p * np.exp(-(m - 1) * p))")),
         ("m for m - 1", _expected("np.sum(p * (1 - p) ** m)")),
         ("equal cells assumed", _expected("(1 - 1 / p.size) ** (m - 1)")),
-        ("(1 - p) ** (m - 1): precision lost for tiny p and huge m", _expected("np.sum(p * (1 - p) ** (m - 1))")),
+        (
+            "(1 - p) ** (m - 1): precision lost for tiny p and huge m",
+            _expected("np.sum(p * (1 - p) ** (m - 1))"),
+        ),
         ("NaN accepted (no check)", _expected(_EXP_RIGHT, check=False)),
         ("cells averaged without their weights", _expected("np.mean((1 - p) ** (m - 1))")),
     ],
     "link": [
-        ("a voter-side duplicate does not block the link", _link("mc[k] == 1 and vc.get(k, 0) >= 1")),
+        (
+            "a voter-side duplicate does not block the link",
+            _link("mc[k] == 1 and vc.get(k, 0) >= 1"),
+        ),
         ("every shared combination linked", _link("vc.get(k, 0) >= 1")),
         ("columns glued together as text", _link("mc[k] == 1 and vc.get(k, 0) == 1", keys="glued")),
     ],
     "unhash_medallions": [
         ("only the first format", _unhash("[(D, U, D, D)]")),
-        ("lower-case letters", _unhash("[(D, string.ascii_lowercase, D, D), (string.ascii_lowercase, string.ascii_lowercase, D, D, D)]")),
+        (
+            "lower-case letters",
+            _unhash(
+                "[(D, string.ascii_lowercase, D, D), (string.ascii_lowercase, string.ascii_lowercase, D, D, D)]"
+            ),
+        ),
         ("digits 1-9 only", _unhash("[(D[1:], U, D[1:], D[1:]), (U, U, D[1:], D[1:], D[1:])]")),
         ("empty string for a non-medallion", _unhash(_BOTH, missing="''")),
     ],
@@ -221,11 +243,16 @@ WRONG = {
     return int(sizes[0])"""
             ),
         ),
-        ("budget compared with < for <=", _kanon(_KANON_RIGHT.replace("deleted > max_suppressed", "deleted >= max_suppressed"))),
+        (
+            "budget compared with < for <=",
+            _kanon(_KANON_RIGHT.replace("deleted > max_suppressed", "deleted >= max_suppressed")),
+        ),
         ("a negative budget accepted", _kanon(_KANON_RIGHT, check=False)),
         (
             "the second-smallest class whenever there is a budget (fits the visible case)",
-            _kanon("    return int(sizes[1] if max_suppressed > 0 and len(sizes) > 1 else sizes[0])"),
+            _kanon(
+                "    return int(sizes[1] if max_suppressed > 0 and len(sizes) > 1 else sizes[0])"
+            ),
         ),
     ],
     "exact_audience_size": [

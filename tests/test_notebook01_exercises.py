@@ -27,7 +27,19 @@ EXERCISES = {
     "krr_frequency_estimate": "krr_frequency_estimate_tests",
 }
 #: demonstrations and figures (cells with a grade_id but no points): not needed by any test
-DROPPED = {"rr-04", "rr-10", "rr-15", "rr-23", "rr-28", "rr-30", "rr-35", "rr-37", "rr-45", "rr-54", "rr-59"}
+DROPPED = {
+    "rr-04",
+    "rr-10",
+    "rr-15",
+    "rr-23",
+    "rr-28",
+    "rr-30",
+    "rr-35",
+    "rr-37",
+    "rr-45",
+    "rr-54",
+    "rr-59",
+}
 
 # ------------------------------------------------------------------------------ wrong answers
 
@@ -52,7 +64,11 @@ def posterior_yes(prior, epsilon):
 _P = "1.0 / (1.0 + math.exp(-epsilon))"
 
 
-def _variance(variance: str, size: str = "max(1, math.ceil(rr_estimator_variance(pi, 1, epsilon) / target_sd ** 2))", p: str = _P) -> str:
+def _variance(
+    variance: str,
+    size: str = "max(1, math.ceil(rr_estimator_variance(pi, 1, epsilon) / target_sd ** 2))",
+    p: str = _P,
+) -> str:
     return f"""
 def rr_estimator_variance(pi, n, epsilon):
     p = {p}
@@ -166,25 +182,42 @@ WRONG = {
         ),
     ],
     "posterior_yes": [
-        ("e^epsilon overflows at epsilon = 800", _posterior("math.exp(epsilon) / (1.0 + math.exp(epsilon))")),
+        (
+            "e^epsilon overflows at epsilon = 800",
+            _posterior("math.exp(epsilon) / (1.0 + math.exp(epsilon))"),
+        ),
         ("prior times likelihood, not normalised", _posterior(_P, body="prior * p")),
-        ("likelihoods swapped", _posterior(_P, body="prior * (1 - p) / (prior * (1 - p) + (1.0 - prior) * p)")),
-        ("posterior odds returned, not a probability", _posterior(_P, body="prior * p / ((1.0 - prior) * (1.0 - p))")),
+        (
+            "likelihoods swapped",
+            _posterior(_P, body="prior * (1 - p) / (prior * (1 - p) + (1.0 - prior) * p)"),
+        ),
+        (
+            "posterior odds returned, not a probability",
+            _posterior(_P, body="prior * p / ((1.0 - prior) * (1.0 - p))"),
+        ),
     ],
     "estimator_variance": [
-        ("the coins only (sampling left out)", _variance("p * (1.0 - p) / (n * (2.0 * p - 1.0) ** 2)")),
+        (
+            "the coins only (sampling left out)",
+            _variance("p * (1.0 - p) / (n * (2.0 * p - 1.0) ** 2)"),
+        ),
         ("the variance of y_bar, not of the estimate", _variance("q * (1.0 - q) / n")),
-        ("e^epsilon overflows at epsilon = 800", _variance(_VAR, p="math.exp(epsilon) / (1.0 + math.exp(epsilon))")),
+        (
+            "e^epsilon overflows at epsilon = 800",
+            _variance(_VAR, p="math.exp(epsilon) / (1.0 + math.exp(epsilon))"),
+        ),
         (
             "n rounded, not the smallest sufficient",
-            _variance(_VAR).replace(
+            _variance(_VAR)
+            .replace(
                 """    while n > 1 and rr_estimator_variance(pi, n - 1, epsilon) <= target_sd ** 2:
         n -= 1
     while rr_estimator_variance(pi, n, epsilon) > target_sd ** 2:
         n += 1
 """,
                 "",
-            ).replace("math.ceil(rr_estimator_variance", "round(rr_estimator_variance"),
+            )
+            .replace("math.ceil(rr_estimator_variance", "round(rr_estimator_variance"),
         ),
         (
             "standard deviation and variance confused (target_sd compared with the variance)",
@@ -194,7 +227,10 @@ WRONG = {
     "forced_response": [
         ("the 'yes' ratio only", _forced("math.log1p(t / a)")),
         ("a NaN design accepted", _forced("math.log1p(t / min(a, b))", check=False)),
-        ("one die for everybody", _forced("math.log1p(t / min(a, b))", die="np.full(bits.shape, rng.random())")),
+        (
+            "one die for everybody",
+            _forced("math.log1p(t / min(a, b))", die="np.full(bits.shape, rng.random())"),
+        ),
         ("both ratios added", _forced("math.log1p(t / a) + math.log1p(t / b)")),
         ("log2 for ln", _forced("math.log2(1 + t / min(a, b))")),
     ],
@@ -248,7 +284,10 @@ WRONG = {
     return (f - (1 - p)) / (2 * p - 1)"""
             ),
         ),
-        ("clipped to [0, 1] (biased)", _krr(_KRR_SAFE + "\n    return np.clip((f - q) / gap, 0.0, 1.0)")),
+        (
+            "clipped to [0, 1] (biased)",
+            _krr(_KRR_SAFE + "\n    return np.clip((f - q) / gap, 0.0, 1.0)"),
+        ),
         ("divided by p instead of p - q", _krr(_KRR_SAFE + "\n    return (f - q) / (gap + q)")),
     ],
 }

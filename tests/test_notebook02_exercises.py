@@ -177,17 +177,29 @@ WRONG = {
     ],
     "derived_sensitivities": [
         ("ordered pairs m(m-1)", _sens("m * (m - 1)", "2 * m * (m - 1)", _VAR)),
-        ("variance: the bound (U-L)^2/n, not the exact sensitivity", _sens(_PAIRS, "2 * " + _PAIRS, "(upper - lower) ** 2 / n")),
+        (
+            "variance: the bound (U-L)^2/n, not the exact sensitivity",
+            _sens(_PAIRS, "2 * " + _PAIRS, "(upper - lower) ** 2 / n"),
+        ),
         (
             "variance (U-L)^2/(2n): right only at the visible n = 2",
             _sens(_PAIRS, "2 * " + _PAIRS, "(upper - lower) ** 2 / (2 * n)"),
         ),
         ("replace-one given the add/remove value (relation swapped)", _sens(_PAIRS, _PAIRS, _VAR)),
-        ("an unknown relation accepted (no ValueError)", _sens(_PAIRS, "2 * " + _PAIRS, _VAR, strict=False)),
+        (
+            "an unknown relation accepted (no ValueError)",
+            _sens(_PAIRS, "2 * " + _PAIRS, _VAR, strict=False),
+        ),
     ],
     "laplace": [
-        ("scale epsilon / sensitivity (inverted)", _laplace(scale="epsilon / max(sensitivity, 1e-300)")),
-        ("scale 2 sensitivity / epsilon (a safety factor: not the smallest)", _laplace(scale="2 * sensitivity / epsilon")),
+        (
+            "scale epsilon / sensitivity (inverted)",
+            _laplace(scale="epsilon / max(sensitivity, 1e-300)"),
+        ),
+        (
+            "scale 2 sensitivity / epsilon (a safety factor: not the smallest)",
+            _laplace(scale="2 * sensitivity / epsilon"),
+        ),
         (
             "NaN accepted (epsilon <= 0 checked only)",
             _laplace(check="epsilon <= 0 or sensitivity < 0"),
@@ -196,28 +208,43 @@ WRONG = {
             "the standard deviation taken for the scale (numpy's scale is b)",
             _laplace(draw="rng.laplace(0.0, scale / math.sqrt(2), size=arr.shape)"),
         ),
-        ("infinite epsilon accepted (the second edition's check)", _laplace(check="not epsilon > 0 or not sensitivity >= 0")),
+        (
+            "infinite epsilon accepted (the second edition's check)",
+            _laplace(check="not epsilon > 0 or not sensitivity >= 0"),
+        ),
         ("one noise value for all entries", _laplace(draw="rng.laplace(0.0, scale)")),
     ],
     "sample_size": [
         ("union bound ln(k / beta)", _size("math.log(k / beta)")),
         ("rounded, not rounded up", _size(_T, n="round(k * value_range * t / (gamma * epsilon))")),
-        ("epsilon not split over the k answers", _size(_T, n="math.ceil(value_range * t / (gamma * epsilon))")),
+        (
+            "epsilon not split over the k answers",
+            _size(_T, n="math.ceil(value_range * t / (gamma * epsilon))"),
+        ),
         ("log2 for ln", _size("-math.log2(1.0 - (1.0 - beta) ** (1.0 / k))")),
         ("floor (int) instead of ceiling", _size(_T, n="k * value_range * t / (gamma * epsilon)")),
     ],
     "household_count": [
-        ("scale 1 / epsilon (protects a person, not a household)", _household(scale="1.0 / epsilon")),
+        (
+            "scale 1 / epsilon (protects a person, not a household)",
+            _household(scale="1.0 / epsilon"),
+        ),
         (
             "scale from the data: the largest capped household present (local sensitivity)",
             _household(scale="max(1, min(m, per.max() if per.size else 0)) / epsilon"),
         ),
-        ("scale 2m / epsilon (replace-one factor, not the smallest)", _household(scale="2 * m / epsilon")),
+        (
+            "scale 2m / epsilon (replace-one factor, not the smallest)",
+            _household(scale="2 * m / epsilon"),
+        ),
         ("NaN epsilon accepted", _household(check="epsilon <= 0 or m < 1")),
         ("no cap per household", _household(capped="per.sum()")),
     ],
     "salary": [
-        ("max(|L|, |U|) / n: the add/remove sum bound", _salary(scale="max(abs(lower), abs(upper)) / (n * epsilon)")),
+        (
+            "max(|L|, |U|) / n: the add/remove sum bound",
+            _salary(scale="max(abs(lower), abs(upper)) / (n * epsilon)"),
+        ),
         ("divided by n - 1", _salary(scale="(upper - lower) / ((n - 1) * epsilon)")),
         ("the sum's sensitivity, not divided by n", _salary(scale="(upper - lower) / epsilon")),
         ("NaN epsilon accepted", _salary(check="epsilon <= 0 or lower >= upper")),
@@ -227,7 +254,10 @@ WRONG = {
     "feature_counts": [
         ("scale 1 / epsilon (one histogram's sensitivity)", _counts(scale="1.0 / epsilon")),
         ("scale 2D / epsilon (replace-one)", _counts(scale="2 * d / epsilon")),
-        ("scale D n_values / epsilon (every cell of a table)", _counts(scale="d * n_values / epsilon")),
+        (
+            "scale D n_values / epsilon (every cell of a table)",
+            _counts(scale="d * n_values / epsilon"),
+        ),
         ("NaN epsilon accepted", _counts(check="epsilon <= 0")),
         ("one noise draw per table, broadcast over classes", _counts(size="(1, d, n_values)")),
     ],

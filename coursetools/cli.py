@@ -635,7 +635,8 @@ def cmd_handin(args) -> int:
         policies=policies,
         options=options,
         check_owner=args.check_owner,
-        batch=max(1, args.workers or 1),
+        # as many at once as there are workers (one per core by default; 4 per round on Dask)
+        batch=args.workers or (4 if args.scheduler else executors.default_workers()),
         settings_path=Path(args.settings),
     )
     service = HandinService(

@@ -23,7 +23,9 @@ Settings come from the environment (docs/jupyterhub.md has the whole walk-throug
                            system user per person) or a container spawner.
 ``COURSE_HANDIN``         ``0`` turns off the hand-in service (default on: each submission graded
                            as it arrives, its feedback where Fetch Feedback finds it);
-                           ``COURSE_HANDIN_SETTINGS`` its rules (default deploy/handin.toml).
+                           ``COURSE_HANDIN_SETTINGS`` its rules (default deploy/handin.toml),
+                           ``COURSE_HANDIN_SCHEDULER`` a Dask scheduler to grade on
+                           (default: the hub machine's cores).
 ``COURSE_HUB_ADMIN_TOKEN`` optional: an API token for a service that may manage users and
                            servers (the end-to-end test drives the hub with it).
 """
@@ -96,6 +98,9 @@ if os.environ.get("COURSE_HANDIN", "1") != "0":
                 "--settings", os.environ.get("COURSE_HANDIN_SETTINGS", str(HERE / "handin.toml")),
                 # one OS account on the demo hub: every folder is the hub's, so no owner check
                 *(["--no-check-owner"] if DEMO else []),
+                # grade on a Dask cluster (tcp://host:port) when one is configured
+                *(["--scheduler", os.environ["COURSE_HANDIN_SCHEDULER"]]
+                  if os.environ.get("COURSE_HANDIN_SCHEDULER") else []),
             ],
             "cwd": str(HERE.parent),  # the checkout whose coursetools this Python runs
             "environment": {

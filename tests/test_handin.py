@@ -382,3 +382,20 @@ def test_a_flood_of_folders_is_refused_unread_and_others_are_graded(tmp_path, mo
     assert counts["graded"] == 3 and counts["refused"] == 298
     assert len(reads) == 3  # only the admitted notebooks were read
     assert len(list((tmp_path / "exchange" / "dp" / "feedback").glob("*.html"))) == 301
+
+
+def test_a_recording_failure_is_retried_and_then_failed_never_looped(tmp_path):
+    """The gradebook is locked (or the disk full) when a result is recorded: the submission goes
+    back to the queue, and after three tries it is "failed" and left for the instructor."""
+    tries = []
+
+    def broken(jobs, results):
+        tries.append(jobs[0].student)
+        raise OSError("database is locked")
+
+    service, _ = _service(tmp_path, on_graded=broken)
+    _hand_in(service.config.inbound, "ada", RELEASE)
+    for _ in range(5):
+        service.run_once()
+    assert tries == ["ada"] * 3
+    assert [(r.state, r.tries) for r in service.queue.rows()] == [("failed", 3)]

@@ -181,9 +181,15 @@ class HandinService:
                 again = self.queue.give_back(row.folder)
                 self.log(f"handin: grader error on {feedback.display_name(row.student)}: {again.state}")
                 continue
-            if self.on_graded is not None:
-                self.on_graded([job], [result])
-            self._publish(job, self.page(row, result))
+            try:
+                if self.on_graded is not None:
+                    self.on_graded([job], [result])
+                self._publish(job, self.page(row, result))
+            except Exception as exc:  # noqa: BLE001 - a full disk, a locked gradebook: try again later
+                again = self.queue.give_back(row.folder)  # "failed" after MAX_TRIES, never a loop
+                self.log(f"handin: could not record {feedback.display_name(row.student)}"
+                         f"/{feedback.display_name(row.assignment)} ({type(exc).__name__}: {exc}): {again.state}")
+                continue
             self.queue.finish(row.folder, float(result["score"]), float(result["max_score"]))
             self.log(
                 f"handin: graded {feedback.display_name(row.student)}/{feedback.display_name(row.assignment)}"
@@ -240,11 +246,12 @@ class HandinService:
     def _refusal_lines(self, row: Row) -> list[str]:
         policy = self.config.policies[row.assignment]
         first = f"This submission (handed in {format_time(row.arrived)}) was not graded: "
-        if row.reason == "deadline":
-            return [first + f"the deadline ({format_time(policy.deadline.timestamp())}) had passed.",
+        if row.reason == "deadline":  # (the rules may have changed since: say only what is sure)
+            when = f" ({format_time(policy.deadline.timestamp())})" if policy.deadline else ""
+            return [first + f"the deadline{when} had passed.",
                     "Your last submission before the deadline is the one that counts."]
         if row.reason == "attempts":
-            return [first + f"you had used all {policy.attempts} graded attempts of this assignment.",
+            return [first + "you had used every graded attempt of this assignment.",
                     "Your last graded attempt counts; at the deadline your last submission is graded if it was not."]
         nxt = self.queue.next_attempt_at(row.student, row.assignment, policy)
         when = f" Hand in again after {format_time(nxt)}." if nxt is not None else ""

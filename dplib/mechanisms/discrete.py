@@ -11,26 +11,26 @@ textbook Laplace mechanism has nothing to grip on. The two noise distributions a
   (epsilon, delta) curve is given by Canonne, Kamath & Steinke (2020), Theorem 7, and which is
   sampled by rejection from the discrete Laplace (their Algorithm 3).
 
-What is exact and what uses floating point
-------------------------------------------
-The constructions are exact in distribution: a difference of two i.i.d. geometric variables
-*is* a discrete Laplace variable, and Algorithm 3's rejection step *does* produce a discrete
-Gaussian. The building blocks, however, are numpy's floating-point samplers: ``Generator.geometric``
-(a search over 53-bit uniform doubles for ``p >= 1/3``, otherwise the inversion
-``ceil(-E / log1p(-p))`` of an exponential draw ``E``) and a Bernoulli(``exp(-gamma)``) trial
-made by comparing a uniform double with ``numpy.exp``. The resulting probabilities are therefore
-correct only to within double-precision rounding (errors of order ``2**-53`` per probability, so
-values rarer than that may be misrepresented or unreachable), not exactly as with CKS20's
-integer-arithmetic samplers (their Algorithms 1 and 2). The *outputs* are integers whatever
-the rounding, so there are no low-order bits to leak the input (the floating-point attack); the
-rounding only perturbs probabilities by amounts of order ``2**-53``, far below any delta in use.
+Exact, in integer arithmetic
+----------------------------
+Both samplers are CKS20's Algorithms 1-3 (Canonne, Kamath & Steinke 2020) vectorised over
+numpy int64 arrays (:mod:`dplib.mechanisms._exact`): every decision is a uniform *integer* from
+``Generator.integers`` compared with an integer, or 62 uniform bits compared with the binary
+expansion of a rational held exactly as a :class:`fractions.Fraction`. No float is on the path
+that decides an output, and no uniform double is drawn. The scale (or sigma) double is taken as
+the exact rational it is (``Fraction(scale)``), so the law is exactly the one of that double.
+Every loop draws fresh uniforms each round and ends each round with probability >= 1/2, so no
+uniform value can keep it from ending (numpy's float ``Generator.geometric``, used before, loops
+forever on an all-ones bit stream). The only truncation is the int64 output: mass beyond
+``|x| >= 2**62``, below ``exp(-4 * 10**6)`` for the accepted scales, is redrawn.
 
 One job per module:
 
 - :mod:`~dplib.mechanisms.discrete_laplace` -- the discrete Laplace sampler, pmf and mechanism;
 - :mod:`~dplib.mechanisms.discrete_gaussian` -- the discrete Gaussian sampler, pmf, exact
   privacy curve, calibration and mechanism;
-- :mod:`~dplib.mechanisms._integer` -- the argument checks both share.
+- :mod:`~dplib.mechanisms._integer` -- the argument checks both share;
+- :mod:`~dplib.mechanisms._exact` -- the exact integer samplers.
 
 This module re-exports their public names.
 """

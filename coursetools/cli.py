@@ -11,6 +11,7 @@ import concurrent.futures as cf
 import dataclasses
 import importlib.util
 import json
+import os
 import shutil
 import sys
 import time
@@ -48,7 +49,9 @@ def _lost(job: Job, exc: BaseException) -> dict:
 def grade_class(
     jobs: list[Job], *, workers: int | None = None, scheduler=None, stream=None
 ) -> list[dict]:
-    """Grade every job through an executor; jobs lost by the executor are retried here, serially."""
+    """Grade every job through an executor; jobs lost by the executor, and jobs cut by a
+    wall-clock limit while computing (``starved``: the machine was too busy), are graded again
+    here, one at a time with nothing else running, and that result counts."""
 
     def label(j):
         return f"{feedback.display_name(j.student)}/{feedback.display_name(j.assignment)}"
@@ -60,9 +63,13 @@ def grade_class(
         results = executors.run_all(
             executor, grade_job, jobs, label=label, describe=describe, on_error=_lost, stream=stream
         )
-    retry = [i for i, r in enumerate(results) if r.get("grader_error")]
+    retry = [i for i, r in enumerate(results) if r.get("grader_error") or r.get("starved")]
     if retry:
-        print(f"retrying {len(retry)} submission(s) the executor lost", file=stream or sys.stderr)
+        print(
+            f"grading {len(retry)} submission(s) again, alone: lost by the executor, or cut by a "
+            "wall-clock limit while computing on a busy machine",
+            file=stream or sys.stderr,
+        )
         again = executors.run_all(
             executors.SerialExecutor(),
             grade_job,
@@ -88,9 +95,9 @@ def write_outputs(results: list[dict], grades: Path, feedback_dir: Path) -> list
     feedback.write_feedback(results, feedback_dir)
     slim = [{k: v for k, v in r.items() if k != "feedback"} for r in results]
     for row in slim:
-        if not feedback.sandbox_remedy(feedback.sandbox_mode(row)):
-            continue
-        row["sandbox_remedy"] = feedback.sandbox_remedy(feedback.sandbox_mode(row))
+        remedy = feedback.sandbox_remedy(feedback.sandbox_mode(row), str(row.get("sandbox_why", "")))
+        if remedy:
+            row["sandbox_remedy"] = remedy
     merged = regrade.merge_results(regrade.load_results(details), slim)
     feedback.write_grades(merged, grades)
     tmp = details.with_name(f".{details.name}.tmp")
@@ -112,15 +119,16 @@ def report(
         text += "Not graded, check these first:\n" + "".join(
             f"  {feedback.printable(w)}\n" for w in warnings
         ) + "\n"
-    modes = sorted({r["sandbox"] for r in results if r["sandbox"] != "?"})
+    modes = sorted({feedback.sandbox_mode(r) for r in results} - {"?"})
     text += feedback.summary_table(results) + "\n" + feedback.problem_report(results)
-    text += f"\nsandbox: {', '.join(m.split(' (weaker')[0] for m in modes) or 'none used'}"
+    text += f"\nsandbox: {', '.join(modes) or 'none used'}"
+    if "rlimit" in modes:
+        text += "\n  WARNING: the bans and the file system isolation were OFF for this run (rlimit mode)"
     offs = sorted({o for r in results for o in r.get("sandbox_off", ())})
-    if offs:
-        text += "\n  WARNING: the bans and the isolation were OFF for this run"
     for off in offs:
         text += f"\n  WARNING, weaker than bwrap: {off}"
-    for remedy in sorted({feedback.sandbox_remedy(feedback.sandbox_mode(r)) for r in results} - {""}):
+    remedies = {feedback.sandbox_remedy(feedback.sandbox_mode(r), str(r.get("sandbox_why", ""))) for r in results}
+    for remedy in sorted(remedies - {""}):
         text += f"\n  {remedy}"
     if unchanged:
         text += (
@@ -549,6 +557,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--nbgrader-config", type=Path, default=ROOT / "nbgrader_config.py")
     p.add_argument("--poll", type=float, default=2.0, help="seconds between looks at the exchange")
     p.add_argument(
+        "--handin-wall",
+        type=float,
+        default=300.0,
+        help="wall-clock seconds one submission may hold a worker (default 300; its cells' and "
+        "tests' limits count CPU time, this is the backstop for a notebook that sleeps)",
+    )
+    p.add_argument(
         "--check-owner",
         action=argparse.BooleanOptionalAction,
         default=True,
@@ -627,33 +642,39 @@ def cmd_handin(args) -> int:
         write_class_overview(rows, grades.parent, nbgrader_config=args.nbgrader_config,
                              use_gradebook=args.gradebook)
 
+    workers = args.workers or (4 if args.scheduler else executors.default_workers())
     config = ServiceConfig(
         exchange_root=Path(exchange),
         course_id=course_id,
         source_root=Path(args.source),
         state_dir=Path(args.state),
         policies=policies,
-        options=options,
+        # a stalled (sleeping) notebook holds its worker at most this long; one cut while it was
+        # computing is graded again alone with the notebook's own limits (docs/jupyterhub.md)
+        options=dataclasses.replace(options, notebook_wall=args.handin_wall),
         check_owner=args.check_owner,
-        # as many at once as there are workers (one per core by default; 4 per round on Dask)
-        batch=args.workers or (4 if args.scheduler else executors.default_workers()),
+        workers=workers,  # one per core by default; 4 at once on Dask
         settings_path=Path(args.settings),
     )
-    service = HandinService(
-        config,
-        grade_batch=lambda jobs: grade_class(jobs, workers=args.workers, scheduler=args.scheduler),
-        on_graded=on_graded,
-        log=lambda line: print(line, flush=True),
-    )
-    if args.action == "once":
-        service.queue.recover()
-        while service.run_once():
-            pass
-        return 0
-    try:
-        service.serve(poll_seconds=args.poll)
-    except KeyboardInterrupt:
-        print("handin: stopped (a submission being graded is graded again at the next start)")
+    # What the service writes (grades, pages, the class page) is no one else's to read: the
+    # instructor's group at most. The exchange's feedback pages are made readable one by one.
+    os.umask(0o027)
+    with executors.Pool(workers=workers, scheduler=args.scheduler) as pool:
+        service = HandinService(
+            config,
+            grade=grade_job,
+            pool=pool,
+            on_graded=on_graded,
+            log=lambda line: print(line, flush=True),
+        )
+        if args.action == "once":
+            service.queue.recover()
+            service.drain()
+            return 0
+        try:
+            service.serve(poll_seconds=args.poll)
+        except KeyboardInterrupt:
+            print("handin: stopped (a submission being graded is graded again at the next start)")
     return 0
 
 

@@ -260,8 +260,10 @@ def test_every_package_opens_with_what_it_holds_and_who_may_import_it_and_import
 def test_the_regrade_key_covers_every_module_of_the_grader_and_nothing_missing():
     from coursetools.grading.classroom import regrade
 
-    listed = set(regrade.GRADER_MODULES)
+    listed = set(regrade.grader_modules())  # found from the grader's imports
     assert all((ROOT / name).is_file() for name in listed), "a moved module hashes as (missing)"
+    assert "coursetools/authoring/rules.py" in listed  # picks tests, bans, prelude
+    assert not any(name.startswith(("coursetools/book/", "coursetools/cli")) for name in listed)
     grader = ROOT / "coursetools" / "grading"
     sides = [grader / "grade.py", grader / "bridge.py"]
     sides += [p for d in ("sandboxed", "trusted") for p in (grader / d).glob("*.py")]

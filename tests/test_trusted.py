@@ -344,3 +344,28 @@ def test_strings_inside_string_arrays_and_too_many_strings_silence_the_message()
     source = "got = many()[:3]\n### BEGIN HIDDEN\nassert False, 'plain instructor text'\n"
     result, _ = run(source, {"many": lambda: ["a", "b", "c"]}, hidden=[3])
     assert result["message"] == "plain instructor text"  # short strings: the message stands
+
+
+def test_a_student_error_in_a_hidden_call_is_marked_hidden_so_the_handin_policy_withholds_it():
+    """"krr raised OverflowError" on a hidden line says what the hidden test called: the verdict is
+    marked hidden, so the hand-in service's ``hidden_messages = "never"`` withholds it; the same
+    error on a visible line is the student's to see."""
+
+    def overflow(x):
+        raise OverflowError("math range error")
+
+    hidden = "x = 1\n### BEGIN HIDDEN TESTS\noverflow(800)\n### END HIDDEN TESTS"
+    result, _ = run(hidden, {"overflow": overflow}, hidden=[3])
+    assert result["message"] == "overflow raised OverflowError" and result["hidden"] is True
+    visible, _ = run("overflow(1)", {"overflow": overflow})
+    assert visible["message"] == "overflow raised OverflowError" and "hidden" not in visible
+
+    class TimingOut(LocalLink):  # the grader's reply when the call ran out of time
+        def request(self, request):
+            reply = super().request(request)
+            return {"ok": False, "error": {"timeout": True, "seconds": 60}} if request.get("op") == "call" else reply
+
+    test = {"grade_id": "t", "points": 1.0, "source": hidden, "hidden_lines": [3]}
+    timed_out = trusted.run_test(test, PRELUDE, {"overflow"}, TimingOut({"overflow": overflow}))
+    assert "did not finish within the time limit (60 s)" in timed_out["message"]
+    assert timed_out["hidden"] is True

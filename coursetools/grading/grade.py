@@ -53,6 +53,7 @@ from coursetools.authoring import rules
 from coursetools.grading import bridge
 from coursetools.grading.sandboxed import bans, limits
 from coursetools.grading.sandboxed import sandbox as sbx
+from coursetools.grading.sandboxed.budget import Budget, CpuMeter
 from coursetools.grading.sandboxed.kernel import BRIDGE_MODULE, KernelSession, KernelSpecification
 from coursetools.grading.trusted import forkserver
 
@@ -75,8 +76,14 @@ ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 class Options:
     """How to run one submission."""
 
-    cell_timeout: float = 60.0  # seconds for one cell
-    notebook_timeout: float = 600.0  # seconds for the whole notebook, restarts included
+    # Limits in the submission's own CPU seconds (its kernel's control group, plus the trusted
+    # runner during a test; wall seconds where no group measures CPU): load cannot cost points
+    # (coursetools.grading.sandboxed.budget). The wall clock is a backstop, wall_factor times
+    # the limit: a cell that sleeps uses no CPU.
+    cell_timeout: float = 60.0  # CPU seconds for one cell or test
+    notebook_timeout: float = 600.0  # CPU seconds for the whole notebook, restarts included
+    wall_factor: float = 3.0
+    notebook_wall: float | None = None  # a wall-clock budget for the whole notebook (hand-in)
     startup_timeout: float = 60.0
     max_restarts: int = 3  # kernel deaths/hangs tolerated before the rest is not run
     sandbox: str = "auto"  # auto | bwrap | setuid | rlimit
@@ -237,6 +244,7 @@ class TrustedRunner:
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
         self.log = tempfile.TemporaryFile()
+        self._read: asyncio.Task | None = None  # a frame being read survives a wait that ends
 
     @staticmethod
     def environment() -> dict[str, str]:
@@ -269,16 +277,32 @@ class TrustedRunner:
         self.writer.write(_new_frame(message))
         await self.writer.drain()
 
+    @property
+    def process_id(self) -> int | None:
+        return self.pid if self.pid is not None else (self.proc.pid if self.proc is not None else None)
+
     async def receive(self, timeout: float) -> dict:
+        """The next message; :class:`TimeoutError` if none came within ``timeout`` seconds (a
+        frame half read then is finished by the next call, never lost)."""
+
         async def read() -> dict:
             (size,) = struct.unpack(">I", await self.reader.readexactly(4))
             if size > bridge.MAX_BYTES * 2:
                 raise EOFError("oversized frame from the test runner")
             return json.loads(await self.reader.readexactly(size))
 
-        return await asyncio.wait_for(read(), max(timeout, 0.01))
+        if self._read is None:
+            self._read = asyncio.ensure_future(read())
+        done, _ = await asyncio.wait({self._read}, timeout=max(timeout, 0.01))
+        if not done:
+            raise TimeoutError
+        task, self._read = self._read, None
+        return task.result()
 
     async def stop(self) -> None:
+        if self._read is not None:
+            self._read.cancel()
+            self._read = None
         if self.pid is not None:
             try:
                 self.server.kill(self.pid)
@@ -300,8 +324,14 @@ class TrustedRunner:
 class _Grader:
     """Runs one merged notebook: student cells in the kernel, test cells in the trusted runner."""
 
-    def __init__(self, nb: NotebookNode, plan: rules.GradingPlan, spec, options: Options):
+    def __init__(
+        self, nb: NotebookNode, plan: rules.GradingPlan, spec, options: Options, meter: CpuMeter | None = None
+    ):
         self.nb, self.plan, self.options = nb, plan, options
+        self.meter = meter
+        self.budget = Budget(options.notebook_timeout, meter, wall_factor=options.wall_factor,
+                             wall=options.notebook_wall)
+        self.starved = False  # a limit reached on the wall clock while computing (budget module)
         self.kernel = KernelSession(spec)
         self.runner: TrustedRunner | None = None
         self.home = spec.home
@@ -310,7 +340,6 @@ class _Grader:
         self.restarts = 0
         self.problems: list[str] = []
         self.done: list[int] = []  # student cells run in the current kernel, replayed on restart
-        self.deadline = 0.0
         self.kernel_calls = 0
 
     # ---- the kernel
@@ -325,11 +354,10 @@ class _Grader:
         try:
             await self.kernel.start()
             for index in self.done:
-                left = self.deadline - time.monotonic()
-                if left <= 1:
+                if self.budget.expired():
                     return False
                 await self.kernel.execute(
-                    self.nb.cells[index].source, min(self.options.cell_timeout, left)
+                    self.nb.cells[index].source, self.budget.within(self.options.cell_timeout)
                 )
             return True
         except Exception:  # noqa: BLE001 - a replay that fails ends the run
@@ -339,8 +367,9 @@ class _Grader:
     async def _run_cell(self, index: int) -> bool:
         """Run one student cell; False when grading cannot go on."""
         cell = self.nb.cells[index]
-        left = self.deadline - time.monotonic()
-        outcome = await self.kernel.execute(cell.source, min(self.options.cell_timeout, left))
+        budget = self.budget.within(self.options.cell_timeout)
+        outcome = await self.kernel.execute(cell.source, budget)
+        self.starved |= budget.starved
         self.status[index] = outcome.status
         if outcome.status in ("ok", "error"):
             self.done.append(index)
@@ -356,8 +385,7 @@ class _Grader:
     async def _kernel_request(self, request: dict) -> dict:
         """Relay one bridge request from the trusted runner to the kernel; the reply as data."""
         self.kernel_calls += 1
-        left = self.deadline_test - time.monotonic()
-        if left <= 0:
+        if self.test_budget.expired():
             return {"ok": False, "error": {"timeout": True, "seconds": self._test_seconds}}
         try:
             payload = base64.b64encode(bridge.dumps(request).encode("utf-8")).decode("ascii")
@@ -368,7 +396,7 @@ class _Grader:
         module = f'__import__("sys").modules[{BRIDGE_MODULE!r}].server'
         outcome = await self.kernel.execute(
             "",
-            left,
+            self.test_budget,
             silent=True,
             user_expressions={"r": f'{module}.serve("{payload}") or {module}.reply()'},
             large_reply=True,
@@ -403,11 +431,18 @@ class _Grader:
             return
         self._test_label = repr(gid)
         self._test_seconds = round(self.options.cell_timeout)
-        self.deadline_test = time.monotonic() + min(
-            self.options.cell_timeout, max(0.0, self.deadline - time.monotonic())
-        )
         if self.runner is None:
             await self._start_runner()
+        runner_pid = self.runner.process_id
+        self.test_budget = self.budget.within(
+            self.options.cell_timeout, pids=(runner_pid,) if runner_pid is not None else ()
+        )
+        try:
+            await self._test_exchange(index, gid, test)
+        finally:
+            self.starved |= self.test_budget.starved
+
+    async def _test_exchange(self, index: int, gid: str, test) -> None:
         await self.runner.send(
             {
                 "op": "test",
@@ -421,11 +456,15 @@ class _Grader:
         )
         while True:
             try:
-                message = await self.runner.receive(self.deadline_test - time.monotonic())
+                message = await self.runner.receive(min(0.5, self.test_budget.wall_left()))
             except TimeoutError:
+                if not self.test_budget.expired():
+                    continue
                 self.results[index] = _verdict(
                     "failed", f"the test did not finish within {self._test_seconds} s"
                 )
+                if test.hidden_lines:  # where it stopped is not known: the hand-in policy applies
+                    self.results[index]["hidden"] = True
                 await self._drop_runner()
                 return
             except (EOFError, asyncio.IncompleteReadError, ValueError, struct.error):
@@ -454,7 +493,6 @@ class _Grader:
     # ---- the notebook
 
     async def run(self) -> None:
-        self.deadline = time.monotonic() + self.options.notebook_timeout
         self.kernel_lost = False
         code = [
             i
@@ -466,9 +504,10 @@ class _Grader:
             await self._start_runner()
             await self.kernel.start()
             for position, index in enumerate(code):
-                if time.monotonic() > self.deadline - 1:
+                if self.budget.expired():
+                    self.starved |= self.budget.starved
                     self.problems.append(
-                        f"notebook time limit ({self.options.notebook_timeout:.0f} s) reached: "
+                        f"notebook time limit ({self._notebook_limit()}) reached: "
                         f"{len(code) - position} cell(s) not run"
                     )
                     break
@@ -481,6 +520,12 @@ class _Grader:
         finally:
             await self._drop_runner()
             await self.kernel.stop()
+
+
+    def _notebook_limit(self) -> str:
+        if self.budget.ended == "wall" and self.budget.meter is not None:
+            return f"{self.budget.backstop:.0f} s of wall-clock time"
+        return f"{self.options.notebook_timeout:.0f} s"
 
 
 def _verdict(status: str, message: str) -> dict:
@@ -591,11 +636,28 @@ def score(nb: NotebookNode, grader: _Grader | None, release: NotebookNode):
 
 def _sandbox_field(mode: str, described: str) -> str:
     """The result's ``sandbox``: the mode, its control group, and what is off if weaker than bwrap."""
-    off = sbx.guarantees_off(mode)
+    off = sbx.guarantees_off(mode) if mode in sbx.MODES else []
     return mode + described + (f" (weaker than bwrap: {'; '.join(off)})" if off else "")
 
 
-def _empty_result(job: Job, source: NotebookNode, problems: list[str], mode: str) -> dict:
+def _sandbox_fields(mode: str, why: str = "") -> dict:
+    """The structured sandbox fields of a result: the mode, what it does not guarantee, and the
+    true reason a mode weaker than bwrap was used (the remedy is derived from it)."""
+    known = mode in sbx.MODES
+    return {
+        "sandbox_mode": mode,
+        "sandbox_off": sbx.guarantees_off(mode) if known else [],
+        **({"sandbox_why": why} if why and mode != "bwrap" else {}),
+    }
+
+
+def _mode(options: Options) -> tuple[str, str]:
+    if options.sandbox == "auto":
+        return sbx.detect()
+    return options.sandbox, f"asked for (--sandbox {options.sandbox})"
+
+
+def _empty_result(job: Job, source: NotebookNode, problems: list[str], mode: str, why: str = "") -> dict:
     auto, manual = max_points(source)
     cells = [
         {
@@ -620,7 +682,7 @@ def _empty_result(job: Job, source: NotebookNode, problems: list[str], mode: str
         "notes": [],
         "feedback": [],
         "sandbox": _sandbox_field(mode, ""),
-        "sandbox_off": sbx.guarantees_off(mode),
+        **_sandbox_fields(mode, why),
         "seconds": 0.0,
         "restarts": 0,
     }
@@ -783,10 +845,10 @@ def grade_job(job: Job) -> dict:
     started = time.monotonic()
     source = nbformat.reads(job.source, as_version=4)
     release = nbformat.reads(job.release, as_version=4)
-    mode = sbx.detect_mode() if job.options.sandbox == "auto" else job.options.sandbox
+    mode, why = _mode(job.options)
     problems = list(job.problems)
     if job.submission is None:
-        return _empty_result(job, source, problems or ["no notebook handed in"], mode)
+        return _empty_result(job, source, problems or ["no notebook handed in"], mode, why)
     try:
         with _quiet_nbformat():
             submission = nbformat.reads(job.submission.decode("utf-8"), as_version=4)
@@ -802,6 +864,7 @@ def grade_job(job: Job) -> dict:
                 f"not a valid notebook ({type(exc).__name__}: {message[0][:120] if message else ''})"
             ],
             mode,
+            why,
         )
 
     nb, notes = merge(source, release, submission)
@@ -811,9 +874,10 @@ def grade_job(job: Job) -> dict:
     described = ""
     with _sandboxed(job, mode, plan.bans, problems, usage) as (spec, group):
         described = f" + {group.describe()}" if group is not None else ""
-        grader = _Grader(nb, plan, spec, job.options)
+        meter = CpuMeter(group.cpu_seconds if group is not None else None)
+        grader = _Grader(nb, plan, spec, job.options, meter)
         try:
-            asyncio.run(asyncio.wait_for(grader.run(), job.options.notebook_timeout + 120))
+            asyncio.run(asyncio.wait_for(grader.run(), grader.budget.backstop + 120))
         except Exception as exc:  # noqa: BLE001 - grader trouble is reported, never raised
             problems.append(f"grader error: {type(exc).__name__}: {exc}"[:300])
         problems += grader.problems
@@ -840,11 +904,13 @@ def grade_job(job: Job) -> dict:
         "notes": notes,
         "feedback": feedback,
         "sandbox": _sandbox_field(mode, described),
-        "sandbox_off": sbx.guarantees_off(mode),
+        **_sandbox_fields(mode, why),
         "seconds": round(time.monotonic() - started, 2),
         "restarts": grader.restarts if grader else 0,
         "kernel_calls": grader.kernel_calls if grader else 0,
         "usage": usage,
+        # cut by the wall clock while computing: graded again alone before it counts
+        "starved": bool(grader and grader.starved),
     }
 
 

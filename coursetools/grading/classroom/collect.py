@@ -61,8 +61,12 @@ __all__ = [
     "nearest_assignment",
     "InboundEntry",
     "list_inbound",
-    "inbound_job",
-    "inbound_metadata",
+    "InboundSnapshot",
+    "folder_key",
+    "inbound_name_problem",
+    "latest_change",
+    "snapshot_inbound",
+    "source_texts",
 ]
 
 MAX_NOTEBOOK_BYTES = 16 * 1024**2
@@ -141,7 +145,7 @@ def collect_jobs(
             # a misspelt folder still gives its student a row: 0 points, and the name to use
             | {a for s in students for a in _misspelt_folders(s, known)}
         )
-        texts = {name: _source_texts(Path(source_root), name) for name in handed_in}
+        texts = {name: source_texts(Path(source_root), name) for name in handed_in}
         jobs = [
             job
             for student in students
@@ -157,17 +161,66 @@ def collect_jobs(
 
 @dataclass(frozen=True)
 class InboundEntry:
-    """A folder of nbgrader's exchange ``inbound/``: ``<student>+<assignment>+<timestamp>[+<random>]``."""
+    """A folder of nbgrader's exchange ``inbound/``: ``<student>+<assignment>+<timestamp>[+<random>]``.
+
+    ``folder`` is the name as :func:`os.fsdecode` gives it; ``key`` the same name as text that
+    any database stores (a name that is not UTF-8 has its bytes escaped). ``problem`` says why
+    the name cannot be a submission (then ``student`` and ``assignment`` are empty).
+    """
 
     folder: str
     student: str
     assignment: str
     changed: float  # the folder's inode change time (its owner cannot move it back)
     owner: int  # the folder's uid
+    problem: str = ""
+
+    @property
+    def key(self) -> str:
+        return folder_key(self.folder)
+
+
+#: the longest folder name read from the exchange (a file name holds at most 255 bytes)
+MAX_INBOUND_NAME_BYTES = 255
+_ID_FORBIDDEN = set("<>\"'&`\\")
+
+
+def folder_key(name: str) -> str:
+    """``name`` as text a database can hold: its bytes decoded as UTF-8, anything else escaped."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
+def inbound_name_problem(name: str) -> str:
+    """Why the folder name ``name`` is not a submission's, or ``""``.
+
+    nbgrader's submit names a folder ``<student>+<assignment>+<timestamp>[+<random>]``. A name
+    that is not UTF-8, longer than :data:`MAX_INBOUND_NAME_BYTES`, holds a control character, or
+    whose student id could open markup or a script string (the ids nbgrader's pages show
+    unescaped) is refused; it never reaches a page, a log line unescaped, or the gradebook.
+    """
+    raw = os.fsencode(name)
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return "the folder name is not UTF-8"
+    if len(raw) > MAX_INBOUND_NAME_BYTES:
+        return f"the folder name is longer than {MAX_INBOUND_NAME_BYTES} bytes"
+    if not name.isprintable():
+        return "the folder name holds a control or invisible character"
+    parts = name.split("+", 2)
+    if len(parts) < 3 or not parts[0] or not parts[1] or not parts[2]:
+        return "the folder name is not <student>+<assignment>+<timestamp>"
+    if len(parts[0]) > 100 or _ID_FORBIDDEN & set(parts[0]) or parts[0].startswith("."):
+        return "the student id is longer than 100 characters or holds < > \" ' & ` \\ or a leading dot"
+    return ""
 
 
 def list_inbound(inbound: Path) -> list[InboundEntry]:
-    """The submission folders in ``inbound`` (real directories only; anything else is skipped)."""
+    """Every folder in ``inbound``, oldest change first (anything but a real directory is skipped).
+
+    Whatever its name: a name that cannot be a submission's comes with its ``problem`` (the
+    service refuses it with a row), never an exception.
+    """
     try:
         root_fd = os.open(inbound, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError:
@@ -176,59 +229,51 @@ def list_inbound(inbound: Path) -> list[InboundEntry]:
     try:
         with os.scandir(root_fd) as it:
             for entry in it:
-                parts = entry.name.split("+", 2)
-                if len(parts) < 3 or not parts[0] or not parts[1] or entry.name.startswith("."):
-                    continue
                 try:
                     st = entry.stat(follow_symlinks=False)
                 except OSError:
                     continue
                 if not stat.S_ISDIR(st.st_mode):
                     continue
-                found.append(InboundEntry(entry.name, parts[0], parts[1], st.st_ctime, st.st_uid))
+                problem = inbound_name_problem(entry.name)
+                student, assignment = ("", "") if problem else entry.name.split("+", 2)[:2]
+                found.append(
+                    InboundEntry(entry.name, student, assignment, st.st_ctime, st.st_uid, problem)
+                )
     finally:
         os.close(root_fd)
-    return sorted(found, key=lambda e: (e.changed, e.folder))
+    return sorted(found, key=lambda e: (e.changed, e.key))
 
 
-def inbound_metadata(inbound: Path, entry: InboundEntry) -> dict[str, str]:
-    """Only nbgrader's ``timestamp`` and ``secret`` of one submission folder (``{}`` if unsure)."""
-    try:
-        root_fd = os.open(inbound, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:
-        return {}
-    try:
-        with _opendir(entry.folder, root_fd) as fd:
-            return _exchange_metadata(fd)
-    except OSError:
-        return {}
-    finally:
-        os.close(root_fd)
+@dataclass
+class InboundSnapshot:
+    """What one submission folder held when the hand-in service first took it.
+
+    ``changed`` is the latest inode change time of the folder, the notebook and nbgrader's
+    metadata files: a notebook edited in place later moves it (its owner cannot move it back).
+    """
+
+    submission: bytes | None
+    notebook_name: str
+    exchange: dict[str, str]
+    problems: list[str]
+    changed: float
 
 
-def inbound_job(inbound: Path, entry: InboundEntry, source_root: Path, options: Options) -> Job:
-    """The grading job of one submission folder of the exchange, read as :func:`collect_jobs`
-    reads a student's folder (no link followed, regular files only, capped; only the notebook
-    and nbgrader's timestamp and secret are taken). Trouble is the job's problem, never raised."""
-    source, release, assets = _source_texts(Path(source_root), entry.assignment)
-    job = Job(
-        student=entry.student,
-        assignment=entry.assignment,
-        source=source,
-        release=release,
-        submission=None,
-        notebook_name=f"{entry.assignment}.ipynb",
-        files=dict(assets),
-        options=options,
-    )
+def snapshot_inbound(inbound: Path, entry: InboundEntry) -> InboundSnapshot:
+    """Take the notebook and nbgrader's timestamp and secret of one inbound folder, as
+    :func:`collect_jobs` reads a student's folder (no link followed, regular files only, capped).
+    Trouble is the snapshot's problem, never raised."""
+    job = Job(entry.student, entry.assignment, "", "", None, f"{entry.assignment}.ipynb")
     where = f"{display_name(entry.student)}/{display_name(entry.assignment)}"
+    changed = entry.changed
     try:
         root_fd = os.open(inbound, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError as exc:
-        job.problems.append(_os_problem(where, exc))
-        return job
+        return InboundSnapshot(None, job.notebook_name, {}, [_os_problem(where, exc)], changed)
     try:
         with _opendir(entry.folder, root_fd) as fd:
+            changed = max(changed, _latest_change(fd, entry.assignment))
             _take_notebook(job, fd, where)
     except _Refused as exc:
         job.problems.append(str(exc))
@@ -236,7 +281,34 @@ def inbound_job(inbound: Path, entry: InboundEntry, source_root: Path, options: 
         job.problems.append(_os_problem(where, exc))
     finally:
         os.close(root_fd)
-    return job
+    return InboundSnapshot(job.submission, job.notebook_name, job.exchange, job.problems, changed)
+
+
+def latest_change(inbound: Path, entry: InboundEntry) -> float:
+    """The latest inode change time of the folder and the files that make a submission."""
+    try:
+        root_fd = os.open(inbound, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return entry.changed
+    try:
+        with _opendir(entry.folder, root_fd) as fd:
+            return max(entry.changed, _latest_change(fd, entry.assignment))
+    except OSError:
+        return entry.changed
+    finally:
+        os.close(root_fd)
+
+
+def _latest_change(dir_fd: int, assignment: str) -> float:
+    latest = os.fstat(dir_fd).st_ctime
+    names = [n for n, _ in EXCHANGE_FILES.values()]
+    chosen = _choose_notebook(dir_fd, assignment)
+    for name in [*names, *([chosen] if chosen else [])]:
+        try:
+            latest = max(latest, os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_ctime)
+        except OSError:
+            pass
+    return latest
 
 
 # --------------------------------------------------------------------------------------- listing
@@ -365,7 +437,7 @@ def _missing_root(submissions: Path, exc: OSError) -> str:
     )
 
 
-def _source_texts(source_root: Path, name: str) -> tuple[str, str, dict[str, bytes]]:
+def source_texts(source_root: Path, name: str) -> tuple[str, str, dict[str, bytes]]:
     """The source and release notebooks' JSON, and the assignment's own data files."""
     source = (source_root / name / f"{name}.ipynb").read_text(encoding="utf-8")
     release = notebook_bytes(release_notebook(nbformat.reads(source, as_version=4), name))
@@ -377,6 +449,9 @@ def _source_texts(source_root: Path, name: str) -> tuple[str, str, dict[str, byt
         if p.is_file() and p.suffix != ".ipynb" and not IGNORED.intersection(p.parts)
     }
     return source, release.decode("utf-8"), assets
+
+
+_source_texts = source_texts  # the name nbgrader_autograde.py uses
 
 
 # ------------------------------------------------------------------------------------------ jobs

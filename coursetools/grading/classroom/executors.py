@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-__all__ = ["SerialExecutor", "default_workers", "make_executor", "run_all"]
+__all__ = ["Pool", "SerialExecutor", "default_workers", "make_executor", "run_all"]
 
 
 class SerialExecutor(cf.Executor):
@@ -69,6 +69,42 @@ def make_executor(workers: int | None = None, scheduler: Any = None) -> Iterator
         return
     with cf.ProcessPoolExecutor(max_workers=workers) as pool:
         yield pool
+
+
+class Pool:
+    """A long-lived executor for a service: :func:`make_executor`'s, made anew when it breaks.
+
+    A process pool whose worker died is broken for good (every later ``submit`` raises
+    :class:`concurrent.futures.BrokenExecutor`); :meth:`renew` replaces it.
+    """
+
+    def __init__(self, workers: int | None = None, scheduler: Any = None) -> None:
+        self.workers, self.scheduler = workers, scheduler
+        self._stack: contextlib.ExitStack | None = None
+        self.executor: cf.Executor | None = None
+        self.renew()
+
+    def renew(self) -> None:
+        self.close()
+        self._stack = contextlib.ExitStack()
+        self.executor = self._stack.enter_context(make_executor(self.workers, self.scheduler))
+
+    def submit(self, fn: Callable, /, *args: Any) -> cf.Future:
+        return self.executor.submit(fn, *args)
+
+    def close(self) -> None:
+        if self._stack is not None:
+            stack, self._stack, self.executor = self._stack, None, None
+            try:
+                stack.close()
+            except Exception:  # noqa: BLE001 - a broken pool's shutdown may complain
+                pass
+
+    def __enter__(self) -> Pool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def run_all(

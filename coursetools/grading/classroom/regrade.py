@@ -6,8 +6,8 @@ into the ones already on disk (``grades.json``, the details file beside ``grades
 A job's *key* (:func:`job_key`) is a SHA-256 over everything its grade depends on: the student's
 notebook bytes, the source and release notebooks (the hidden tests and the version the student
 got), the assignment's data files, the problems found while collecting, nbgrader's exchange
-metadata, the grader's options, the sandbox mode it will run in, and the grader's own code and
-``dplib`` (:func:`grader_version`). A job
+metadata, the grader's options, the sandbox mode it will run in, the grader's own code found by
+its imports, ``dplib`` and the versions of Python, numpy and scipy (:func:`grader_version`). A job
 whose key equals the one stored with last run's result for the same (student, assignment), and
 whose feedback page is still there, is not graded again (:func:`plan`); ``--regrade-all`` grades
 everything. Results are merged per (student, assignment) (:func:`merge_results`): a second class
@@ -16,6 +16,7 @@ or a second week graded into the same place adds and replaces rows and pages, ne
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import functools
 import hashlib
@@ -25,36 +26,83 @@ from pathlib import Path
 
 from coursetools.grading.grade import Job
 
-__all__ = ["KEY_FIELD", "job_key", "load_results", "merge_results", "plan"]
+__all__ = ["KEY_FIELD", "grader_modules", "grader_version", "job_key", "load_results", "merge_results", "plan"]
 
 KEY_FIELD = "grading_key"  # where a result keeps the key it was graded under
-# The grader's own code, relative to the repository: a change in any of these grades every
-# submission again. ``coursetools/rendering.py`` holds the ANSI pattern and image signatures the
-# display run's output capture (``outputs.py``) keeps results by.
-GRADER_MODULES = (
-    "coursetools/authoring/hidden_tests.py",  # forbid, repeat, map_calls: dplib's until issue 30
-    "coursetools/grading/bridge.py",
-    "coursetools/grading/grade.py",
-    "coursetools/grading/classroom/inert.py",
-    "coursetools/grading/sandboxed/bans.py",
-    "coursetools/grading/sandboxed/kernel.py",
-    "coursetools/grading/sandboxed/limits.py",
-    "coursetools/grading/sandboxed/outputs.py",
-    "coursetools/grading/sandboxed/sandbox.py",
-    "coursetools/grading/trusted/forkserver.py",
-    "coursetools/grading/trusted/runner.py",
-    "coursetools/rendering.py",
+# Where the grader's code starts: the module that grades one submission, the trusted runner and
+# the sandbox launcher (each also run as a program of its own), the bridge (its source also runs
+# in the kernel). Everything of the course these import, directly or not, at module level or
+# inside a function, is in the key (:func:`grader_modules`): a change in any of them grades every
+# submission again. A list kept by hand missed ``authoring/rules.py`` (it picks the tests, bans
+# and prelude), so an edited ban left grades stale.
+GRADER_ROOTS = (
+    "coursetools.grading.grade",
+    "coursetools.grading.trusted.runner",
+    "coursetools.grading.sandboxed.sandbox",
+    "coursetools.grading.bridge",
+    "coursetools.grading.classroom.inert",  # the autograded notebooks make grade writes
 )
 ROOT = Path(__file__).resolve().parents[3]
 
 
+def _module_file(name: str) -> Path | None:
+    base = ROOT / Path(*name.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+def _imported(name: str, path: Path) -> set[str]:
+    """The course modules ``path`` (module ``name``) imports anywhere in its code."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                parent = ".".join(parts[: len(parts) - node.level + 1])
+                base = f"{parent}.{base}" if base else parent
+            found.add(base)
+            found |= {f"{base}.{alias.name}" for alias in node.names}  # ``from pkg import module``
+    return {m for m in found if m.split(".")[0] == "coursetools" and _module_file(m) is not None}
+
+
+@functools.cache
+def grader_modules() -> tuple[str, ...]:
+    """Every course module the grader runs: :data:`GRADER_ROOTS` and what they import, as paths
+    relative to the repository (packages' ``__init__.py`` included), sorted."""
+    seen: set[str] = set()
+    todo = list(GRADER_ROOTS)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        parts = name.split(".")
+        todo += [".".join(parts[:i]) for i in range(1, len(parts))]  # importing runs each package
+        todo += sorted(_imported(name, _module_file(name)))
+    return tuple(sorted(str(_module_file(m).relative_to(ROOT)) for m in seen))
+
+
 @functools.cache
 def grader_version() -> str:
-    """SHA-256 of the grader's modules (:data:`GRADER_MODULES`) and of ``dplib`` (the reference
-    the hidden tests trust), read once per process."""
-    files = [ROOT / name for name in GRADER_MODULES]
+    """SHA-256 of the grader's modules (:func:`grader_modules`), of ``dplib`` (the reference the
+    hidden tests trust) and of the versions of Python, numpy and scipy the hidden tests run on,
+    read once per process."""
+    import platform  # noqa: PLC0415
+
+    import numpy  # noqa: PLC0415
+    import scipy  # noqa: PLC0415
+
+    files = [ROOT / name for name in grader_modules()]
     files += sorted((ROOT / "dplib").rglob("*.py"))
     digest = hashlib.sha256()
+    digest.update(f"python {platform.python_version()} numpy {numpy.__version__} scipy {scipy.__version__}\0".encode())
     for path in files:
         digest.update(str(path.relative_to(ROOT)).encode() + b"\0")
         digest.update(path.read_bytes() if path.is_file() else b"(missing)")

@@ -19,7 +19,15 @@ per submission folder of nbgrader's exchange, and decide what happens to it:
   *graded* only after its results are written.
 - **The deadline** (:meth:`HandinQueue.final_candidates`): once it has passed, each student's last
   submission before it is graded if it was refused for attempts or cool-down: the last
-  submission counts.
+  submission counts. Only the student's own submissions are candidates: a folder refused before
+  any rule (another user's folder in the student's name, an odd name, an unknown assignment, one
+  superseded unread) never stands for the student's work.
+- **The newest counts** (:meth:`HandinQueue.add`): a submission admitted while an older one of
+  the same student and assignment still waits replaces it (the older is *refused*,
+  ``superseded``): one student's flood of folders costs one grading, never the class's time.
+- **Alone** (:meth:`HandinQueue.give_back` with ``alone=True``): a submission whose grading was
+  cut by a wall-clock limit while it was computing (a machine too busy to give it its CPU time)
+  is graded once more with nothing else running before its result counts.
 - **Pause**: an instructor's switch (:meth:`HandinQueue.set_paused`); arrivals are still recorded
   (with their arrival time) while nothing is graded.
 """
@@ -28,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import json
 import os
 import sqlite3
 import time
@@ -37,9 +46,18 @@ from pathlib import Path
 
 from coursetools.grading.handin.policy import Policies, Policy
 
-__all__ = ["Row", "HandinQueue", "STATES"]
+__all__ = ["Row", "HandinQueue", "STATES", "NOT_THEIRS"]
 
 STATES = ("pending", "grading", "graded", "refused", "failed")
+#: refusals made before any rule: the folder is not (or no longer) the named student's submission
+NOT_THEIRS = ("owner", "name", "unknown assignment", "superseded")
+_COLUMNS_ADDED = {  # columns a queue made by an earlier version lacks
+    "digest": "TEXT NOT NULL DEFAULT ''",
+    "secret": "TEXT NOT NULL DEFAULT ''",
+    "stamp": "TEXT NOT NULL DEFAULT ''",
+    "problems": "TEXT NOT NULL DEFAULT '[]'",
+    "alone": "INTEGER NOT NULL DEFAULT 0",
+}
 MAX_TRIES = 3  # grading runs lost to a grader error before a row is "failed"
 
 _SCHEMA = """
@@ -50,7 +68,8 @@ CREATE TABLE IF NOT EXISTS submissions (
     assignment TEXT NOT NULL,
     arrived    REAL NOT NULL,          -- POSIX time, the service's (see the module docstring)
     state      TEXT NOT NULL,
-    reason     TEXT NOT NULL DEFAULT '',  -- refused: deadline | attempts | cooldown
+    reason     TEXT NOT NULL DEFAULT '',  -- refused: deadline | attempts | cooldown | superseded
+                                          -- | owner | name | unknown assignment (before any rule)
     attempt    INTEGER,                -- the graded attempt it is (1, 2, ...), when admitted
     final      INTEGER NOT NULL DEFAULT 0,  -- graded at the deadline as the last submission
     tries      INTEGER NOT NULL DEFAULT 0,
@@ -58,9 +77,15 @@ CREATE TABLE IF NOT EXISTS submissions (
     finished   REAL,
     score      REAL,
     max_score  REAL,
-    published  INTEGER NOT NULL DEFAULT 0   -- its page is where Fetch Feedback finds it
+    published  INTEGER NOT NULL DEFAULT 0,  -- its page is where Fetch Feedback finds it
+    digest     TEXT NOT NULL DEFAULT '',  -- SHA-256 of the notebook as it arrived (the copy graded)
+    secret     TEXT NOT NULL DEFAULT '',  -- nbgrader's submission secret, as it arrived
+    stamp      TEXT NOT NULL DEFAULT '',  -- nbgrader's timestamp.txt, as it arrived
+    problems   TEXT NOT NULL DEFAULT '[]',  -- JSON: what taking the folder found wrong
+    alone      INTEGER NOT NULL DEFAULT 0   -- to be graded with nothing else running
 );
 CREATE INDEX IF NOT EXISTS by_work ON submissions (student, assignment, arrived);
+CREATE INDEX IF NOT EXISTS by_state ON submissions (state);
 CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
@@ -84,6 +109,11 @@ class Row:
     score: float | None
     max_score: float | None
     published: bool
+    digest: str = ""
+    secret: str = ""
+    stamp: str = ""
+    problems: str = "[]"
+    alone: bool = False
 
 
 class HandinQueue:
@@ -101,6 +131,10 @@ class HandinQueue:
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.executescript(_SCHEMA)
+        have = {r["name"] for r in self.db.execute("PRAGMA table_info(submissions)")}
+        for name, kind in _COLUMNS_ADDED.items():
+            if name not in have:
+                self.db.execute(f"ALTER TABLE submissions ADD COLUMN {name} {kind}")
 
     def close(self) -> None:
         self.db.close()
@@ -118,10 +152,18 @@ class HandinQueue:
     @staticmethod
     def _row(r: sqlite3.Row) -> Row:
         d = dict(r)
-        d["final"], d["published"] = bool(d["final"]), bool(d["published"])
+        d["final"], d["published"], d["alone"] = bool(d["final"]), bool(d["published"]), bool(d["alone"])
         return Row(**d)
 
     # ---------------------------------------------------------------------------- admission
+
+    def folders(self) -> set[str]:
+        """Every folder recorded (one query, for a scan of thousands)."""
+        return {r[0] for r in self.db.execute("SELECT folder FROM submissions")}
+
+    def rows_of(self, student: str, assignment: str) -> list[Row]:
+        return [self._row(r) for r in self.db.execute(
+            "SELECT * FROM submissions WHERE student=? AND assignment=? ORDER BY seq", (student, assignment))]
 
     def known(self, folder: str) -> bool:
         return self.db.execute("SELECT 1 FROM submissions WHERE folder=?", (folder,)).fetchone() is not None
@@ -147,12 +189,38 @@ class HandinQueue:
                 state, reason = "refused", "cooldown"
             if state == "refused":
                 attempt = None
+            else:  # the newest counts: an older one still waiting is replaced, never graded
+                waiting = db.execute(
+                    "UPDATE submissions SET state='refused', reason='superseded', attempt=NULL, "
+                    "published=1 WHERE student=? AND assignment=? AND state='pending' AND final=0",
+                    (student, assignment),
+                ).rowcount
+                attempt -= waiting
             db.execute(
                 "INSERT INTO submissions (folder, student, assignment, arrived, state, reason, attempt)"
                 " VALUES (?,?,?,?,?,?,?)",
                 (folder, student, assignment, arrived, state, reason, attempt),
             )
             return self._row(db.execute("SELECT * FROM submissions WHERE folder=?", (folder,)).fetchone())
+
+    def record_snapshot(self, folder: str, digest: str, secret: str, stamp: str, problems: list[str]) -> None:
+        """What the folder held when it was first taken (the copy that is graded)."""
+        self.db.execute(
+            "UPDATE submissions SET digest=?, secret=?, stamp=?, problems=? WHERE folder=?",
+            (digest, secret, stamp, json.dumps(problems), folder),
+        )
+
+    def add_unread(self, rows: list[tuple[str, str, str, float, str]]) -> int:
+        """Record many folders refused before any rule, unread and with no page, in one
+        transaction: ``(folder, student, assignment, arrived, reason)``; returns how many were new."""
+        with self._transaction() as db:
+            before = db.total_changes
+            db.executemany(
+                "INSERT OR IGNORE INTO submissions (folder, student, assignment, arrived, state, reason, published)"
+                " VALUES (?,?,?,?, 'refused', ?, 1)",
+                rows,
+            )
+            return db.total_changes - before
 
     def add_refused(self, folder: str, student: str, assignment: str, arrived: float, reason: str) -> Row | None:
         """Record a submission refused before any rule (unknown assignment, wrong owner): no page."""
@@ -186,14 +254,23 @@ class HandinQueue:
 
     # ------------------------------------------------------------------------------ grading
 
-    def claim(self, limit: int = 1) -> list[Row]:
-        """Up to ``limit`` pending rows, now *grading*, in the fair order (module docstring)."""
+    def claim(self, limit: int = 1, *, busy: bool = False) -> list[Row]:
+        """Up to ``limit`` pending rows, now *grading*, in the fair order (module docstring).
+
+        A row to be graded alone is claimed by itself, and only when nothing else is being graded
+        (``busy`` false); while one waits, nothing else is claimed, so the running ones drain.
+        """
         if limit < 1:
             raise ValueError(f"limit must be >= 1, got {limit}")
         with self._transaction() as db:
             pending = [self._row(r) for r in db.execute("SELECT * FROM submissions WHERE state='pending'")]
             if not pending:
                 return []
+            alone = [r for r in pending if r.alone]
+            if alone:
+                if busy:
+                    return []
+                pending, limit = alone[:1], 1
             served = {
                 r["student"]: r["last"]
                 for r in db.execute(
@@ -228,14 +305,25 @@ class HandinQueue:
                 (self.clock(), score, max_score, folder),
             )
 
-    def give_back(self, folder: str) -> Row:
-        """A grading run lost to a grader error: pending again, or *failed* after MAX_TRIES."""
+    def give_back(self, folder: str, *, alone: bool = False) -> Row:
+        """A grading run lost to a grader error: pending again, or *failed* after MAX_TRIES.
+
+        ``alone``: the run was cut by a wall-clock limit while computing; it is graded once more
+        with nothing else running (and not counted as a lost try).
+        """
         with self._transaction() as db:
-            db.execute(
-                "UPDATE submissions SET state=CASE WHEN tries>=? THEN 'failed' ELSE 'pending' END "
-                "WHERE folder=? AND state='grading'",
-                (MAX_TRIES, folder),
-            )
+            if alone:
+                db.execute(
+                    "UPDATE submissions SET state='pending', alone=1, tries=tries-1 "
+                    "WHERE folder=? AND state='grading'",
+                    (folder,),
+                )
+            else:
+                db.execute(
+                    "UPDATE submissions SET state=CASE WHEN tries>=? THEN 'failed' ELSE 'pending' END "
+                    "WHERE folder=? AND state='grading'",
+                    (MAX_TRIES, folder),
+                )
         return self.get(folder)
 
     def mark_published(self, folder: str) -> None:
@@ -263,10 +351,11 @@ class HandinQueue:
                 policy = policies[pair["assignment"]]
                 if policy.deadline is None or not policy.past_deadline(now):
                     continue
-                last = db.execute(
+                last = db.execute(  # the student's own submissions only (NOT_THEIRS: module docstring)
                     "SELECT * FROM submissions WHERE student=? AND assignment=? AND arrived<=? "
+                    f"AND NOT (state='refused' AND reason IN ({','.join('?' * len(NOT_THEIRS))})) "
                     "ORDER BY arrived DESC, seq DESC LIMIT 1",
-                    (pair["student"], pair["assignment"], policy.deadline.timestamp()),
+                    (pair["student"], pair["assignment"], policy.deadline.timestamp(), *NOT_THEIRS),
                 ).fetchone()
                 if last is None or last["state"] != "refused" or last["reason"] not in ("attempts", "cooldown"):
                     continue
@@ -307,4 +396,4 @@ class HandinQueue:
 
 def format_time(when: float) -> str:
     """A POSIX time as the student reads it: ``2026-11-27 10:32 UTC``."""
-    return dt.datetime.fromtimestamp(when, dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return dt.datetime.fromtimestamp(when, dt.UTC).strftime("%Y-%m-%d %H:%M UTC")

@@ -16,17 +16,38 @@ messages; a failing hidden test's message only as the assignment's ``hidden_mess
 (otherwise "a hidden test failed"). Never a hidden test's source (the feedback renderer never
 shows one).
 
-Trust: the exchange's ``inbound/`` is written by students. A folder is read as ``make grade``
-reads a student's folder (:func:`coursetools.grading.classroom.collect.inbound_job`: no link
-followed, regular files only, capped). The folder's name says whose it is; with ``check_owner``
-(the default, as nbgrader's own collect) the folder must belong to the operating-system user of
-that name, or it is refused unread (one student could otherwise hand in under another's name and
-spend their attempts). On a one-account demo hub every folder is the hub's: the check is off there.
+Trust: the exchange's ``inbound/`` is written by students, so every folder is hostile ground:
+
+- **Any name** (not UTF-8, too long, a control character, no ``+``) is refused with a row, never
+  an exception; the name is never shown unescaped.
+- **Whose it is**: with ``check_owner`` (the default, as nbgrader's own collect) the folder must
+  belong to the operating-system user it names, or it is refused unread; such a folder never
+  stands for that student's submission (:data:`~coursetools.grading.handin.queue.NOT_THEIRS`).
+  On a one-account demo hub every folder is the hub's: the check is off there.
+- **What arrived is what is graded**: a folder is taken once it has settled (nothing in it
+  changed for ``settle_seconds``: nbgrader's submit fills it file by file), read as ``make
+  grade`` reads a student's folder (:func:`coursetools.grading.classroom.collect.snapshot_inbound`:
+  no link followed, regular files only, capped), and its notebook copied into the service's
+  private state with its SHA-256 recorded; the copy is graded. Its arrival is the latest inode
+  change time of the folder and of the files it is made of, so a notebook edited in place after
+  the deadline arrives after the deadline.
+- **A flood costs its author**: per round, only the newest new folder of each student and
+  assignment is read (older ones are refused unread, ``superseded``, with no page), and a newer
+  admitted submission replaces one still waiting: a student's 3,000 folders cost one read and
+  one grading.
+- **A stalled notebook holds one worker**: submissions are graded by a pool of ``workers`` and
+  each is recorded the moment it finishes; the hand-in service's jobs carry a wall-clock budget
+  (``Options.notebook_wall``) well below the notebook's own limit.
+- **Private**: the feedback folder is ``0711`` as nbgrader's ``release_feedback`` makes it (a page
+  is fetched by its hash, nobody lists the folder), pages ``0644``; the state folder ``0700``.
 """
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import copy
+import hashlib
+import json
 import os
 import pwd
 import time
@@ -35,7 +56,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from coursetools.authoring.release import find_assignments
-from coursetools.grading.classroom import collect, feedback
+from coursetools.grading.classroom import collect, executors, feedback
 from coursetools.grading.grade import Job, Options
 from coursetools.grading.handin.policy import Policies, Policy, load_policies
 from coursetools.grading.handin.queue import HandinQueue, Row, format_time
@@ -43,6 +64,7 @@ from coursetools.grading.handin.queue import HandinQueue, Row, format_time
 __all__ = ["ServiceConfig", "HandinService", "WITHHELD"]
 
 WITHHELD = "a hidden test failed"
+GRADABLE_REFUSALS = ("attempts", "cooldown")  # may still be graded at the deadline
 
 
 @dataclass(frozen=True)
@@ -56,8 +78,9 @@ class ServiceConfig:
     policies: Policies = Policies()
     options: Options = Options()
     check_owner: bool = True
-    batch: int = 1  # submissions graded at once (the grading function's workers)
+    workers: int = 1  # submissions graded at once (the pool's workers)
     settings_path: Path | None = None  # read again whenever it changes (a bad edit is logged, not used)
+    settle_seconds: float = 2.0  # a folder is taken once nothing in it changed for this long
 
     @property
     def inbound(self) -> Path:
@@ -74,8 +97,11 @@ class HandinService:
     Parameters
     ----------
     config : ServiceConfig
-    grade_batch : callable
-        ``grade_batch(jobs) -> results``, one result per job (``coursetools.cli.grade_class``).
+    grade : callable
+        ``grade(job) -> result`` (:func:`coursetools.grading.grade.grade_job`), run in ``pool``.
+    pool : executors.Pool, optional
+        Where ``grade`` runs (``config.workers`` processes, or a Dask cluster); by default in this
+        process, one at a time.
     on_graded : callable, optional
         ``on_graded(jobs, results)``, called before a submission is marked graded (it records
         the results: gradebook, grades, class page). It must be idempotent: after a restart a
@@ -88,22 +114,29 @@ class HandinService:
         self,
         config: ServiceConfig,
         *,
-        grade_batch: Callable[[list[Job]], list[dict]],
+        grade: Callable[[Job], dict],
+        pool: executors.Pool | None = None,
         on_graded: Callable[[list[Job], list[dict]], None] | None = None,
         clock: Callable[[], float] = time.time,
         log: Callable[[str], None] = print,
     ):
         self.config = config
-        self.grade_batch = grade_batch
+        self.grade = grade
+        self.pool = pool if pool is not None else executors.Pool(workers=1)
         self.on_graded = on_graded
         self.clock = clock
         self.log = log
         state = Path(config.state_dir)
         state.mkdir(parents=True, exist_ok=True)
-        os.chmod(state, 0o700)  # the queue names every student: the service's alone
+        os.chmod(state, 0o700)  # the queue names every student, the copies hold their work
+        self.copies = state / "copies"
+        self.copies.mkdir(exist_ok=True)
+        os.chmod(self.copies, 0o700)
         self.queue = HandinQueue(state / "queue.sqlite", clock=clock)
         self.assignments = set(find_assignments(Path(config.source_root)))
         self._settings_mtime = self._mtime()
+        self.in_flight: dict[cf.Future, tuple[Row, Job]] = {}
+        self._owners: dict[int, str] = {}
 
     def _mtime(self) -> float | None:
         try:
@@ -128,93 +161,227 @@ class HandinService:
 
     # ------------------------------------------------------------------------------ a round
 
+    def _owner(self, uid: int) -> str:
+        if uid not in self._owners:
+            try:
+                self._owners[uid] = pwd.getpwuid(uid).pw_name
+            except KeyError:
+                self._owners[uid] = f"uid {uid}"
+        return self._owners[uid]
+
     def scan(self) -> list[Row]:
-        """Record every new submission folder (admitted or refused); returns the new rows."""
-        new = []
+        """Record every new submission folder (admitted or refused); returns the new rows read.
+
+        Folders that cannot be the student's own submission are recorded refused, unread, in one
+        transaction; of each student's and assignment's new folders only the newest is read (the
+        module docstring).
+        """
         now = self.clock()
+        known = self.queue.folders()
+        unread: list[tuple[str, str, str, float, str]] = []
+        newest: dict[tuple[str, str], collect.InboundEntry] = {}
         for entry in collect.list_inbound(self.config.inbound):
-            if self.queue.known(entry.folder):
+            if entry.key in known:
                 continue
-            policy = self.config.policies[entry.assignment]
             arrived = min(entry.changed, now)
-            if entry.assignment not in self.assignments:
-                row = self.queue.add_refused(entry.folder, entry.student, entry.assignment, arrived,
-                                             "unknown assignment")
-            elif self.config.check_owner and not _owned_by(entry):
+            if entry.problem:
+                unread.append((entry.key, self._owner(entry.owner), "", arrived, "name"))
+            elif entry.assignment not in self.assignments:
+                unread.append((entry.key, entry.student, entry.assignment, arrived, "unknown assignment"))
+            elif self.config.check_owner and self._owner(entry.owner) != entry.student:
                 # never a page: the secret inside belongs to whoever made the folder
-                row = self.queue.add_refused(entry.folder, entry.student, entry.assignment, arrived, "owner")
+                unread.append((entry.key, entry.student, entry.assignment, arrived, "owner"))
             else:
-                row = self.queue.add(entry.folder, entry.student, entry.assignment, arrived, policy)
-            if row is not None:
-                new.append(row)
-                self.log(
-                    f"handin: {feedback.display_name(row.student)}/{feedback.display_name(row.assignment)}"
-                    f" {row.state}{' (' + row.reason + ')' if row.reason else ''}"
-                )
+                older = newest.get((entry.student, entry.assignment))
+                if older is not None:  # listed oldest first: the older one is never read
+                    unread.append((older.key, older.student, older.assignment, min(older.changed, now),
+                                   "superseded"))
+                newest[(entry.student, entry.assignment)] = entry
+        if unread:
+            self.queue.add_unread(unread)
+            self.log(f"handin: {len(unread)} folder(s) refused unread (odd name, unknown assignment, "
+                     "someone else's, or superseded by a newer one)")
+        new = []
+        for entry in newest.values():
+            snap = collect.snapshot_inbound(self.config.inbound, entry)
+            if self.config.settle_seconds > 0 and snap.changed > now - self.config.settle_seconds:
+                continue  # still being copied in (or edited): taken in a later round
+            policy = self.config.policies[entry.assignment]
+            row = self.queue.add(entry.key, entry.student, entry.assignment, min(snap.changed, now), policy)
+            if row is None:
+                continue
+            self._keep(row, snap)
+            row = self.queue.get(row.folder)
+            new.append(row)
+            self.log(
+                f"handin: {feedback.display_name(row.student)}/{feedback.display_name(row.assignment)}"
+                f" {row.state}{' (' + row.reason + ')' if row.reason else ''}"
+            )
         return new
 
-    def publish_refusals(self) -> int:
-        """A page for every refused submission that has none yet; returns how many."""
-        done = 0
-        for row in self.queue.unpublished_refusals():
-            # the secret only: a refused submission's notebook is never read (a flood costs nothing)
-            job = Job(row.student, row.assignment, "", "", None, f"{row.assignment}.ipynb",
-                      exchange=collect.inbound_metadata(self.config.inbound, _entry(row)))
-            lines = self._refusal_lines(row)
-            self._publish(job, feedback.render_notice(row.student, row.assignment, lines))
-            self.queue.mark_published(row.folder)
-            done += 1
-        return done
+    def _copy_path(self, row: Row) -> Path:
+        return self.copies / f"{row.seq}.ipynb"
 
-    def grade_some(self) -> int:
-        """Grade up to ``batch`` pending submissions in the fair order; returns how many."""
-        rows = self.queue.claim(self.config.batch)
-        if not rows:
-            return 0
-        jobs = [
-            collect.inbound_job(self.config.inbound, _entry(r), self.config.source_root, self.config.options)
-            for r in rows
-        ]
-        results = self.grade_batch(jobs)
-        for row, job, result in zip(rows, jobs, results, strict=True):
-            if result.get("grader_error"):
-                again = self.queue.give_back(row.folder)
-                self.log(f"handin: grader error on {feedback.display_name(row.student)}: {again.state}")
+    def _keep(self, row: Row, snap: collect.InboundSnapshot) -> None:
+        """Record what the folder held; keep a copy of its notebook if it may be graded."""
+        digest = ""
+        gradable = row.state == "pending" or row.reason in GRADABLE_REFUSALS
+        if snap.submission is not None and gradable:
+            digest = hashlib.sha256(snap.submission).hexdigest()
+            path = self._copy_path(row)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(snap.submission)
+        self.queue.record_snapshot(row.folder, digest, snap.exchange.get("secret", ""),
+                                   snap.exchange.get("timestamp", ""), snap.problems)
+        self._prune(row.student, row.assignment)
+
+    def _prune(self, student: str, assignment: str) -> None:
+        """Delete the copies no rule can grade any more (only the newest refusal may be final)."""
+        rows = [r for r in self.queue.rows_of(student, assignment) if r.digest]
+        last_refusal = max((r.seq for r in rows if r.state == "refused" and r.reason in GRADABLE_REFUSALS),
+                           default=None)
+        for r in rows:
+            if r.state in ("pending", "grading") or r.seq == last_refusal:
                 continue
+            self._copy_path(r).unlink(missing_ok=True)
+
+    def job(self, row: Row) -> Job:
+        """The grading job of a queued submission: the copy taken when it arrived."""
+        source, release, assets = collect.source_texts(Path(self.config.source_root), row.assignment)
+        problems = list(json.loads(row.problems or "[]"))
+        data = None
+        if row.digest:
             try:
-                if self.on_graded is not None:
-                    self.on_graded([job], [result])
-                self._publish(job, self.page(row, result))
-            except Exception as exc:  # noqa: BLE001 - a full disk, a locked gradebook: try again later
-                again = self.queue.give_back(row.folder)  # "failed" after MAX_TRIES, never a loop
-                self.log(f"handin: could not record {feedback.display_name(row.student)}"
-                         f"/{feedback.display_name(row.assignment)} ({type(exc).__name__}: {exc}): {again.state}")
+                data = self._copy_path(row).read_bytes()
+            except OSError:
+                data = None
+            if data is None or hashlib.sha256(data).hexdigest() != row.digest:
+                data, problems = None, [*problems, "grader error: the copy taken at hand-in is lost, grade again"]
+        elif not problems:
+            problems = ["no notebook handed in"]
+        options = self.config.options
+        if row.alone:  # graded again with nothing else running: the notebook's own limits only
+            options = replace(options, notebook_wall=None)
+        return Job(
+            student=row.student,
+            assignment=row.assignment,
+            source=source,
+            release=release,
+            submission=data,
+            notebook_name=f"{row.assignment}.ipynb",
+            files=dict(assets),
+            problems=problems,
+            options=options,
+            exchange={"secret": row.secret, "timestamp": row.stamp} if row.secret else {},
+        )
+
+    def publish_refusals(self) -> int:
+        """A page for the newest unpublished refusal of each student; returns how many.
+
+        One page per student per round, whatever they sent; the others are marked published
+        without one. A refused submission's notebook is never read for its page.
+        """
+        newest: dict[str, Row] = {}
+        for row in self.queue.unpublished_refusals():
+            if row.student in newest:
+                self.queue.mark_published(newest[row.student].folder)
+            newest[row.student] = row
+        for row in newest.values():
+            job = Job(row.student, row.assignment, "", "", None, f"{row.assignment}.ipynb",
+                      exchange={"secret": row.secret} if row.secret else {})
+            self._publish(job, feedback.render_notice(row.student, row.assignment, self._refusal_lines(row)))
+            self.queue.mark_published(row.folder)
+        return len(newest)
+
+    def start_some(self) -> int:
+        """Start grading as many pending submissions as there are free workers; how many."""
+        free = self.config.workers - len(self.in_flight)
+        if free <= 0 or any(row.alone for row, _ in self.in_flight.values()):
+            return 0
+        rows = self.queue.claim(free, busy=bool(self.in_flight))
+        for row in rows:
+            job = self.job(row)
+            try:
+                future = self.pool.submit(self.grade, job)
+            except Exception as exc:  # noqa: BLE001 - a broken pool: a new one, the row back
+                self.pool.renew()
+                again = self.queue.give_back(row.folder)
+                self.log(f"handin: could not start grading ({type(exc).__name__}): {again.state}")
                 continue
-            self.queue.finish(row.folder, float(result["score"]), float(result["max_score"]))
-            self.log(
-                f"handin: graded {feedback.display_name(row.student)}/{feedback.display_name(row.assignment)}"
-                f" {result['score']:g}/{result['max_score']:g} in {result.get('seconds', 0):.1f} s"
-            )
+            self.in_flight[future] = (row, job)
         return len(rows)
 
-    def run_once(self) -> int:
-        """Scan, queue the deadline's last submissions, publish refusals, grade (unless paused)."""
+    def finish_some(self, timeout: float = 0.0) -> int:
+        """Record each submission whose grading has finished (waiting up to ``timeout`` s for one)."""
+        if not self.in_flight:
+            return 0
+        done, _ = cf.wait(list(self.in_flight), timeout=timeout, return_when=cf.FIRST_COMPLETED)
+        for future in done:
+            row, job = self.in_flight.pop(future)
+            try:
+                result = future.result()
+            except Exception as exc:  # noqa: BLE001 - a worker lost: its row goes back
+                if isinstance(exc, cf.BrokenExecutor):
+                    self.pool.renew()
+                again = self.queue.give_back(row.folder)
+                self.log(f"handin: grader error on {feedback.display_name(row.student)} "
+                         f"({type(exc).__name__}): {again.state}")
+                continue
+            self._record(row, job, result)
+        return len(done)
+
+    def _record(self, row: Row, job: Job, result: dict) -> None:
+        who = f"{feedback.display_name(row.student)}/{feedback.display_name(row.assignment)}"
+        if result.get("grader_error"):
+            again = self.queue.give_back(row.folder)
+            self.log(f"handin: grader error on {who}: {again.state}")
+            return
+        if result.get("starved") and not row.alone:
+            self.queue.give_back(row.folder, alone=True)
+            self.log(f"handin: {who} was cut by a wall-clock limit while computing (a busy machine): "
+                     "graded again alone before it counts")
+            return
+        try:
+            if self.on_graded is not None:
+                self.on_graded([job], [result])
+            self._publish(job, self.page(row, result))
+        except Exception as exc:  # noqa: BLE001 - a full disk, a locked gradebook: try again later
+            again = self.queue.give_back(row.folder)  # "failed" after MAX_TRIES, never a loop
+            self.log(f"handin: could not record {who} ({type(exc).__name__}: {exc}): {again.state}")
+            return
+        self.queue.finish(row.folder, float(result["score"]), float(result["max_score"]))
+        self._prune(row.student, row.assignment)
+        self.log(f"handin: graded {who} {result['score']:g}/{result['max_score']:g} in "
+                 f"{result.get('seconds', 0):.1f} s")
+
+    def run_once(self, wait: float = 0.0) -> int:
+        """Scan, queue the deadline's last submissions, publish refusals, start grading (unless
+        paused) and record what finished (waiting up to ``wait`` s); how many were recorded."""
         self.reload_settings()
         self.scan()
         self.queue.final_candidates(self.config.policies)
         self.publish_refusals()
-        if self.queue.paused:
-            return 0
-        return self.grade_some()
+        if not self.queue.paused:
+            self.start_some()
+        return self.finish_some(wait)
+
+    def drain(self, poll_seconds: float = 0.5) -> None:
+        """Rounds until nothing is pending (or the service is paused) and nothing is in flight."""
+        while self.run_once(wait=poll_seconds) or self.in_flight or (
+            not self.queue.paused and self.queue.counts()["pending"]
+        ):
+            pass
 
     def serve(self, poll_seconds: float = 2.0, should_stop: Callable[[], bool] = lambda: False) -> None:
-        """Until ``should_stop()``: a round, then a pause of ``poll_seconds`` when it graded nothing."""
+        """Until ``should_stop()``: a round; a pause of ``poll_seconds`` when nothing happened."""
         recovered = self.queue.recover()
         if recovered:
             self.log(f"handin: {recovered} submission(s) were being graded when the service stopped: graded again")
         self.log(f"handin: watching {self.config.inbound}")
         while not should_stop():
-            if self.run_once() == 0:
+            recorded = self.run_once(wait=poll_seconds if self.in_flight else 0.0)
+            if recorded == 0 and not self.in_flight:
                 time.sleep(poll_seconds)
 
     # ------------------------------------------------------------------------------ the pages
@@ -269,24 +436,13 @@ class HandinService:
             return None
         out = self.config.outbound_feedback
         out.mkdir(parents=True, exist_ok=True)
-        os.chmod(out, 0o755)  # as nbgrader's release_feedback makes it: readable, not writable
+        os.chmod(out, 0o711)  # as nbgrader's release_feedback: a page is fetched by its hash, never listed
         name = notebook_hash(secret=meta["secret"], notebook_id=Path(job.notebook_name).stem or job.assignment)
         tmp = out / f".{name}.tmp"
         tmp.write_text(page, encoding="utf-8", errors="backslashreplace")
         os.chmod(tmp, 0o644)
         tmp.replace(out / f"{name}.html")
         return out / f"{name}.html"
-
-
-def _entry(row: Row) -> collect.InboundEntry:
-    return collect.InboundEntry(row.folder, row.student, row.assignment, row.arrived, -1)
-
-
-def _owned_by(entry: collect.InboundEntry) -> bool:
-    try:
-        return pwd.getpwuid(entry.owner).pw_name == entry.student
-    except KeyError:
-        return False
 
 
 def withhold_hidden(result: dict) -> dict:

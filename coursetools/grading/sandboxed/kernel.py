@@ -45,6 +45,7 @@ from pathlib import Path
 
 from coursetools.grading import bridge
 from coursetools.grading.sandboxed import sandbox as sbx
+from coursetools.grading.sandboxed.budget import Budget
 from coursetools.grading.sandboxed.outputs import OutputCollector
 
 __all__ = ["Outcome", "KernelSession", "BRIDGE_MODULE"]
@@ -227,13 +228,16 @@ class KernelSession:
     async def execute(
         self,
         code: str,
-        timeout: float,
+        timeout: float | Budget,
         *,
         silent: bool = False,
         user_expressions: dict | None = None,
         large_reply: bool = False,
     ) -> Outcome:
         """Run ``code``; ``ok``, ``error`` (it raised), ``timeout`` or ``died``.
+
+        ``timeout`` is wall seconds, or a :class:`~coursetools.grading.sandboxed.budget.Budget`
+        (CPU seconds with a wall-clock backstop), checked every :data:`POLL_SECONDS`.
 
         ``large_reply`` allows a reply up to the bridge's limit (a test's call); otherwise a reply
         over 4 MiB is dropped and the request times out.
@@ -251,7 +255,7 @@ class KernelSession:
         )
 
     async def _request(
-        self, msg_type: str, content: dict, timeout: float, *, reply: str, large: bool = False
+        self, msg_type: str, content: dict, timeout: float | Budget, *, reply: str, large: bool = False
     ) -> Outcome:
         import zmq
 
@@ -264,7 +268,7 @@ class KernelSession:
         sent = session.msg(msg_type, content)
         session.send(socket, sent)
         msg_id = sent["header"]["msg_id"]
-        deadline = time.monotonic() + timeout
+        budget = timeout if isinstance(timeout, Budget) else Budget(timeout)
         capture = self.iopub is not None and msg_type == "execute_request" and not content.get("silent")
         idle = False
         if capture:
@@ -272,8 +276,8 @@ class KernelSession:
             poller.register(socket, zmq.POLLIN)
             poller.register(self.iopub, zmq.POLLIN)
         while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
+            left = budget.wall_left()
+            if left <= 0 or budget.expired():
                 return Outcome("timeout")
             try:
                 if capture:
@@ -311,7 +315,7 @@ class KernelSession:
             status = "ok" if body.get("status") == "ok" else "error"
             expressions = body.get("user_expressions")
             if capture and not idle:  # "idle" follows the cell's last outputs
-                await self._until_idle(msg_id, deadline)
+                await self._until_idle(msg_id, time.monotonic() + max(budget.wall_left(), 0.0))
             return Outcome(status, expressions if isinstance(expressions, dict) else {})
 
     def _subscribe(self) -> None:

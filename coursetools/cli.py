@@ -11,7 +11,6 @@ import concurrent.futures as cf
 import dataclasses
 import importlib.util
 import json
-import os
 import shutil
 import sys
 import time
@@ -656,9 +655,6 @@ def cmd_handin(args) -> int:
         workers=workers,  # one per core by default; 4 at once on Dask
         settings_path=Path(args.settings),
     )
-    # What the service writes (grades, pages, the class page) is no one else's to read: the
-    # instructor's group at most. The exchange's feedback pages are made readable one by one.
-    os.umask(0o027)
     with executors.Pool(workers=workers, scheduler=args.scheduler) as pool:
         service = HandinService(
             config,

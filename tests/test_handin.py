@@ -597,3 +597,35 @@ def test_a_starved_submission_is_graded_again_alone_before_it_counts(tmp_path):
     assert [(s, wall) for s, wall, _ in seen] == [("ada", 300.0), ("ada", None)]
     row = service.queue.rows()[0]
     assert (row.state, row.alone, row.score) == ("graded", True, 7.0)
+
+
+def test_the_command_grades_for_real_and_keeps_what_it_writes_private(tmp_path):
+    """``python -m coursetools handin once`` as the hub runs it: the pilot is graded 7/7 in the
+    sandbox (the pool's processes keep a umask the sandbox can read with), the page lands in a
+    0711 folder, and the grades, details and pages it records are not world-readable."""
+    from coursetools import cli
+
+    def umask():
+        mask = os.umask(0)
+        os.umask(mask)
+        return mask
+
+    before = umask()
+    exchange = tmp_path / "exchange"
+    _, secret = _hand_in(exchange / "dp" / "inbound", "ada", fill_answers(copy.deepcopy(RELEASE)))
+    settings = tmp_path / "handin.toml"
+    settings.write_text("[default]\nattempts = 0\ncooldown_minutes = 0\n")
+    grades = tmp_path / "out" / "grades.csv"
+    time.sleep(2.1)  # the folder has settled
+    code = cli.main(["handin", "once", "--exchange", str(exchange), "--course-id", "dp",
+                     "--source", str(PILOT.parent), "--state", str(tmp_path / "state"),
+                     "--grades", str(grades), "--settings", str(settings), "--no-gradebook",
+                     "--no-check-owner", "--workers", "2", "--cell-timeout", "60"])
+    assert code == 0
+    (row,) = json.loads(grades.with_suffix(".json").read_text())
+    assert (row["score"], row["max_score"]) == (7.0, 7.0), row["problems"]
+    assert _page(exchange, secret) is not None
+    assert (exchange / "dp" / "feedback").stat().st_mode & 0o777 == 0o711
+    for path in [grades, grades.with_suffix(".json"), *(tmp_path / "out" / "feedback").rglob("*.html")]:
+        assert path.stat().st_mode & 0o007 == 0, f"{path} is world-readable"
+    assert umask() == before  # the process's umask is left as it was

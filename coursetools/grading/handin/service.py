@@ -45,6 +45,7 @@ Trust: the exchange's ``inbound/`` is written by students, so every folder is ho
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import copy
 import hashlib
 import json
@@ -344,7 +345,8 @@ class HandinService:
             return
         try:
             if self.on_graded is not None:
-                self.on_graded([job], [result])
+                with _private_files():
+                    self.on_graded([job], [result])
             self._publish(job, self.page(row, result))
         except Exception as exc:  # noqa: BLE001 - a full disk, a locked gradebook: try again later
             again = self.queue.give_back(row.folder)  # "failed" after MAX_TRIES, never a loop
@@ -443,6 +445,18 @@ class HandinService:
         os.chmod(tmp, 0o644)
         tmp.replace(out / f"{name}.html")
         return out / f"{name}.html"
+
+
+@contextlib.contextmanager
+def _private_files():
+    """What the results are recorded in (grades, the gradebook, pages, the class page) is made
+    readable by the service's group at most (umask 027), only while they are written: the
+    grading processes, which the sandbox needs world-readable files from, keep the usual umask."""
+    old = os.umask(0o027)
+    try:
+        yield
+    finally:
+        os.umask(old)
 
 
 def withhold_hidden(result: dict) -> dict:

@@ -441,6 +441,8 @@ class _Grader:
             await self._test_exchange(index, gid, test)
         finally:
             self.starved |= self.test_budget.starved
+            if index in self.results:  # what the test cost, counted by the grader (the slow-test report)
+                self.results[index]["cpu_seconds"] = round(self.test_budget.used(), 2)
 
     async def _test_exchange(self, index: int, gid: str, test) -> None:
         await self.runner.send(
@@ -589,6 +591,7 @@ def score(nb: NotebookNode, grader: _Grader | None, release: NotebookNode):
                     "status": state,
                     "message": message,
                     **({"hidden": True} if hidden else {}),  # a hidden test's message
+                    **({"cpu_seconds": float(verdict["cpu_seconds"])} if verdict and "cpu_seconds" in verdict else {}),
                 }
             )
             entry.update(

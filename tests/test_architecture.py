@@ -26,6 +26,7 @@ SANDBOXED = "coursetools.grading.sandboxed"
 TRUSTED = "coursetools.grading.trusted"
 BRIDGE = "coursetools.grading.bridge"
 LIMITS = "coursetools.grading.sandboxed.limits"
+FRAMING = "coursetools.grading.framing"
 
 #: (importer, imported, reason): no module under ``importer`` imports anything under ``imported``.
 FORBIDDEN = (
@@ -44,12 +45,13 @@ FORBIDDEN = (
     ("coursetools.grading.grade", "coursetools.grading.classroom", "one submission, not a class"),
     ("coursetools.grading.grade", "coursetools.cli", "the command line drives grade"),
     (LIMITS, "coursetools", "the runner's own control group: a leaf, so trusted -> limits stays safe"),
+    (FRAMING, "coursetools", "the channels' frames: a leaf, so trusted -> framing stays safe"),
 )
 
 #: importer -> the only course modules (``coursetools.*``) it may import, and why.
 ONLY = {
     TRUSTED: (
-        (TRUSTED, BRIDGE, LIMITS),
+        (TRUSTED, BRIDGE, LIMITS, FRAMING),
         "the trusted runner imports no code that launches or talks to the student's kernel",
     ),
 }

@@ -33,7 +33,6 @@ import asyncio
 import base64
 import contextlib
 import copy
-import json
 import os
 import re
 import shutil
@@ -43,14 +42,14 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 from nbformat.notebooknode import NotebookNode
 
 from coursetools.authoring import rules
-from coursetools.grading import bridge
+from coursetools.grading import bridge, framing
 from coursetools.grading.sandboxed import bans, limits
 from coursetools.grading.sandboxed import sandbox as sbx
 from coursetools.grading.sandboxed.budget import Budget, CpuMeter
@@ -223,11 +222,6 @@ def merge(source: NotebookNode, release: NotebookNode, submission: NotebookNode)
 # ------------------------------------------------------------------------------------- execution
 
 
-def _new_frame(message: dict) -> bytes:
-    data = json.dumps(message, allow_nan=False, separators=(",", ":")).encode("utf-8")
-    return struct.pack(">I", len(data)) + data
-
-
 class TrustedRunner:
     """The trusted test process (:mod:`coursetools.grading.trusted.runner`), seen from the grader.
 
@@ -274,7 +268,7 @@ class TrustedRunner:
         await self.send(self.setup)
 
     async def send(self, message: dict) -> None:
-        self.writer.write(_new_frame(message))
+        self.writer.write(framing.encode(message))
         await self.writer.drain()
 
     @property
@@ -285,14 +279,10 @@ class TrustedRunner:
         """The next message; :class:`TimeoutError` if none came within ``timeout`` seconds (a
         frame half read then is finished by the next call, never lost)."""
 
-        async def read() -> dict:
-            (size,) = struct.unpack(">I", await self.reader.readexactly(4))
-            if size > bridge.MAX_BYTES * 2:
-                raise EOFError("oversized frame from the test runner")
-            return json.loads(await self.reader.readexactly(size))
-
         if self._read is None:
-            self._read = asyncio.ensure_future(read())
+            self._read = asyncio.ensure_future(
+                framing.read_async(self.reader, bridge.MAX_BYTES * 2, "the test runner")
+            )
         done, _ = await asyncio.wait({self._read}, timeout=max(timeout, 0.01))
         if not done:
             raise TimeoutError
@@ -930,11 +920,3 @@ class _quiet_nbformat:
     def __exit__(self, *exc):
         return self._ctx.__exit__(*exc)
 
-
-def result_json(result: dict) -> str:
-    """A result as JSON (for logs and the Dask path's tests)."""
-    return json.dumps(result, sort_keys=True)
-
-
-def job_dict(job: Job) -> dict:
-    return asdict(job)

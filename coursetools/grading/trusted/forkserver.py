@@ -38,15 +38,15 @@ grading process.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import threading
 import traceback
+
+from coursetools.grading import framing
 
 __all__ = ["ForkServer", "WARM_MODULES", "shared", "serve"]
 
@@ -69,30 +69,12 @@ RUNNER_LIMITS = dict(max_pids=32, cpus=1.0)
 
 
 def _send(sock: socket.socket, message: dict, fds: tuple[int, ...] = ()) -> None:
-    data = json.dumps(message).encode("utf-8")
-    frame = struct.pack(">I", len(data)) + data
-    if fds:
-        socket.send_fds(sock, [frame], list(fds))
-    else:
-        sock.sendall(frame)
+    framing.send(sock, message, fds)
 
 
 def _receive(sock: socket.socket, max_fds: int = 0) -> tuple[dict, list[int]]:
     """One frame (and the descriptors that came with its first bytes); EOFError when closed."""
-    data, fds, _flags, _addr = socket.recv_fds(sock, MAX_FRAME + 4, max_fds)
-    if not data:
-        for fd in fds:
-            os.close(fd)
-        raise EOFError("the fork server's channel closed")
-    while len(data) < 4 or len(data) < 4 + struct.unpack(">I", data[:4])[0]:
-        more = sock.recv(MAX_FRAME + 4)
-        if not more:
-            raise EOFError("the fork server's channel closed mid-frame")
-        data += more
-    (size,) = struct.unpack(">I", data[:4])
-    if size > MAX_FRAME:
-        raise ValueError("oversized frame")
-    return json.loads(data[4 : 4 + size]), fds
+    return framing.receive(sock, MAX_FRAME, max_fds, "the fork server's channel")
 
 
 # ------------------------------------------------------------------------------ the server

@@ -43,18 +43,16 @@ from __future__ import annotations
 
 import ast
 import builtins
-import json
 import math
 import os
 import resource
-import struct
 import sys
 import traceback
 from typing import Any
 
 import numpy as np
 
-from coursetools.grading import bridge
+from coursetools.grading import bridge, framing
 
 __all__ = ["Remote", "StudentError", "run_test", "main"]
 
@@ -70,22 +68,12 @@ RUNNER_MEMORY_BYTES = 1024**3  # the runner's own memory (cgroup, or RLIMIT_AS a
 
 
 def write_frame(stream, message: dict) -> None:
-    data = json.dumps(message, allow_nan=False, separators=(",", ":")).encode("utf-8")
-    stream.write(struct.pack(">I", len(data)) + data)
+    stream.write(framing.encode(message))
     stream.flush()
 
 
 def read_frame(stream) -> dict:
-    header = stream.read(4)
-    if len(header) < 4:
-        raise EOFError("the grader closed the channel")
-    (size,) = struct.unpack(">I", header)
-    if size > MAX_FRAME:
-        raise EOFError("oversized frame from the grader")
-    data = stream.read(size)
-    if len(data) < size:
-        raise EOFError("the grader closed the channel")
-    return json.loads(data)
+    return framing.read(stream, MAX_FRAME, "the grader")
 
 
 # ---------------------------------------------------------------------------- student errors

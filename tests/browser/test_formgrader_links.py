@@ -45,6 +45,7 @@ def _attack_urls(sid: str) -> dict[str, str]:
     """name -> path of a link a student can write, every id kind and a few encodings."""
     urls = {}
     for style, make in BREAKOUTS.items():
+
         def bad(n, make=make):
             return _quote(make(n))
 
@@ -55,15 +56,12 @@ def _attack_urls(sid: str) -> dict[str, str]:
             f"manage-submissions-{style}": f"/formgrader/manage_submissions/{bad('ms' + style)}",
             f"manage-student-{style}": f"/formgrader/manage_students/{bad('mt' + style)}",
             f"manage-student2-{style}": f"/formgrader/manage_students/{bad('mu' + style)}/pilot",
-            f"manage-student-assignment-{style}":
-                f"/formgrader/manage_students/{STUDENT}/{bad('mv' + style)}",
+            f"manage-student-assignment-{style}": f"/formgrader/manage_students/{STUDENT}/{bad('mv' + style)}",
             f"submission-{style}": f"/formgrader/submissions/{bad('sb' + style)}",
             f"navigation-{style}": f"/formgrader/submissions/{bad('sn' + style)}/next",
             f"unknown-page-{style}": f"/formgrader/{bad('un' + style)}",
-            f"api-student-submissions-{style}":
-                f"/formgrader/api/student_submissions/{bad('as' + style)}",
-            f"api-student-notebooks-{style}":
-                f"/formgrader/api/student_notebook_submissions/{bad('an' + style)}/pilot",
+            f"api-student-submissions-{style}": f"/formgrader/api/student_submissions/{bad('as' + style)}",
+            f"api-student-notebooks-{style}": f"/formgrader/api/student_notebook_submissions/{bad('an' + style)}/pilot",
             f"api-notebooks-{style}": f"/formgrader/api/notebooks/{bad('ab' + style)}",
             f"api-submissions-{style}": f"/formgrader/api/submissions/{bad('ac' + style)}",
             f"api-submission-{style}": f"/formgrader/api/submission/pilot/{bad('ad' + style)}",
@@ -90,7 +88,8 @@ def graded(course, lab):
         (sid,) = db.execute(
             "select submitted_notebook.id from submitted_notebook join submitted_assignment"
             " on submitted_notebook.assignment_id = submitted_assignment.id"
-            " where submitted_assignment.student_id = ?", (STUDENT,)
+            " where submitted_assignment.student_id = ?",
+            (STUDENT,),
         ).fetchone()
     return sid
 
@@ -98,7 +97,9 @@ def graded(course, lab):
 def _watch(page) -> list[str]:
     seen: list[str] = []
     page.on("request", lambda request: seen.append(request.url))
-    page.on("console", lambda m: seen.append("csp: " + m.text) if "Content Security" in m.text else None)
+    page.on(
+        "console", lambda m: seen.append("csp: " + m.text) if "Content Security" in m.text else None
+    )
     return seen
 
 
@@ -217,9 +218,7 @@ def test_formgrader_path_argument_loads_no_configuration(page, lab, course, tmp_
     marker = tmp_path / "ran"
     (hostile / "nbgrader_config.py").write_text(f"open({str(marker)!r}, 'w').write('x')\n")
     _log_in(page, lab)
-    response = page.request.get(
-        f"{lab}/formgrader/?path={_quote(str(hostile))}", max_redirects=0
-    )
+    response = page.request.get(f"{lab}/formgrader/?path={_quote(str(hostile))}", max_redirects=0)
     assert response.status in (400, 403, 404), response.status
     page.request.get(f"{lab}/formgrader/manage_assignments")
     assert not marker.exists()
@@ -245,7 +244,8 @@ def test_the_real_pages_still_work(page, lab, graded):
         # nbgrader's own scripts asked the API and filled the table
         page.wait_for_function(
             "() => { const t = document.querySelector('#main-table');"
-            " return t && t.rows.length && !t.innerText.includes('Loading'); }", timeout=60_000,
+            " return t && t.rows.length && !t.innerText.includes('Loading'); }",
+            timeout=60_000,
         )
         assert shown in page.locator("#main-table").inner_text(), path
     page.goto(f"{lab}/formgrader/submissions/{graded}/")
@@ -253,8 +253,22 @@ def test_the_real_pages_still_work(page, lab, graded):
     # the submission page's own script ran: the scores were loaded into the form
     page.wait_for_function(
         "() => window.submission_id && window.assignment_id === 'pilot'"
-        " && window.notebook_id === 'pilot'", timeout=30_000,
+        " && window.notebook_id === 'pilot'",
+        timeout=30_000,
     )
     assert page.evaluate("() => window.submission_id") == graded
     refused = [s for s in seen if s.startswith("csp: ")]
     assert not refused, refused
+
+
+def test_the_json_api_is_never_a_page(page, lab, graded):
+    """nbgrader writes its JSON as text/html: a student's string in it would be markup."""
+    _log_in(page, lab)
+    for path in ("api/assignments", f"api/student_submissions/{STUDENT}", "api/students"):
+        response = page.request.get(f"{lab}/formgrader/{path}")
+        assert response.status == 200, path
+        headers = response.headers
+        assert headers["content-type"].startswith("text/plain"), (path, headers)
+        assert headers["x-content-type-options"] == "nosniff"
+        assert "sandbox" in headers["content-security-policy"]
+        assert response.json() is not None  # still JSON for nbgrader's scripts

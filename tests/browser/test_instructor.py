@@ -49,7 +49,10 @@ def test_a_written_answer_graded_in_the_formgrader_reaches_the_export(page, lab,
     out = course / "build" / "final.csv"
     subprocess.run(
         [str(BIN / "nbgrader"), "export", "--to", str(out)],
-        cwd=course, check=True, capture_output=True, timeout=120,
+        cwd=course,
+        check=True,
+        capture_output=True,
+        timeout=120,
         env={"PATH": f"{BIN}:/usr/bin:/bin"},
     )
     (row,) = [r for r in csv.DictReader(out.open()) if r["student_id"] == "ada"]
@@ -65,3 +68,48 @@ def test_the_formgrader_edit_link_opens_the_source_notebooks(page, lab, course):
     assert href.startswith("/tree/"), href  # a path under the server's root, not "../"
     page.goto(f"{lab}{href}")
     page.get_by_text("pilot.ipynb").first.wait_for(timeout=60_000)  # JupyterLab shows the folder
+
+
+def test_the_class_page_opens_in_the_instructors_server(page, lab, course):
+    """JupyterLab's HTML viewer shows no HTML under the server's policy; the guard serves the
+    course's ``build/class.html`` at ``/coursetools/class`` under the page's own (no script)."""
+    from coursetools.grading.classroom import class_page
+
+    hostile = "<img src=x onerror=\"fetch('/pwned-class')\">"
+    rows = [
+        {
+            "student": name,
+            "assignment": "pilot",
+            "score": pts,
+            "max_score": 7.0,
+            "cells": [
+                {
+                    "grade_id": "clip_tests",
+                    "kind": "auto",
+                    "points": pts,
+                    "max_points": 7.0,
+                    "status": "passed" if pts == 7 else "failed",
+                    "message": "" if pts == 7 else "got <b>1.0</b>",
+                }
+            ],
+            "problems": [],
+            "notes": [],
+        }
+        for name, pts in (("ada", 7.0), (hostile, 2.0))
+    ]
+    class_page.write_class_page(rows, course / "build", roster=["ada", "eve"], title="Pilot")
+    console, requests = [], []
+    page.on("console", lambda m: console.append(m.text))
+    page.on("request", lambda r: requests.append(r.url))
+    anonymous = page.request.get(f"{lab}/coursetools/class", max_redirects=0)
+    assert anonymous.status in (302, 403), anonymous.status  # only for the logged-in instructor
+    _log_in(page, lab)
+    response = page.goto(f"{lab}/coursetools/class")
+    assert response.status == 200
+    csp = response.headers["content-security-policy"]
+    assert "sandbox" in csp and "allow-scripts" not in csp and "script-src" not in csp, csp
+    assert page.evaluate("() => [...document.images].map(i => i.naturalWidth)") == [440]
+    text = page.locator("body").inner_text()
+    assert "<img src=x onerror=" in text and "eve" in text  # the name as text (shortened)
+    assert not [m for m in console if "Content Security" in m], console
+    assert not [u for u in requests if "pwned" in u]

@@ -36,8 +36,9 @@ writes into an answer for the instructor to click (issue 36):
   ``SubmissionFilesHandler`` serves only regular files inside the submission's autograded folder,
   as attachments under ``sandbox`` (no scripts, no origin): raster images keep their type, every
   other file is ``application/octet-stream``.
-* **JSON is JSON.** nbgrader's API handlers write their JSON as ``text/html``; here it is sent as
-  ``application/json`` with ``nosniff`` and a policy that runs nothing.
+* **JSON is not a page.** nbgrader's API handlers write their JSON as ``text/html``; here it is
+  sent as ``text/plain`` (nbgrader's scripts parse it themselves) with ``nosniff`` and a policy
+  that runs nothing.
 * **The class page** (``build/class.html``, which JupyterLab's HTML viewer cannot show under the
   server's policy) is served at ``<server>/coursetools/class`` with the page's own policy: no
   script at all, sandboxed.
@@ -350,7 +351,12 @@ class _GuardedExporter:
         def frame(**made_up):
             return self._render(nbformat.v4.new_notebook(), made_up, **kw)[0]
 
-        self.last_policy = template_policy(frame, dict(resources or {}))
+        # nbgrader prints these into markup unescaped; ids cannot hold a character that changes
+        # (the gradebook's rule), names can (O'Brien), and are shown as text
+        resources = {
+            k: html.escape(v) if isinstance(v, str) else v for k, v in (resources or {}).items()
+        }
+        self.last_policy = template_policy(frame, dict(resources))
         return self._render(inert_notebook(nb), resources, **kw)
 
 
@@ -459,7 +465,8 @@ def _check_request(handler) -> None:
     """Raise :class:`_HTTP404` unless every id ``handler``'s request carries is safe and known."""
     if has_dot_segment(handler.request.path):
         raise _HTTP404("'..' in the path")
-    kinds = _id_kinds().get(type(handler))
+    known = _id_kinds()
+    kinds = next((known[c] for c in type(handler).__mro__ if c in known), None)
     if kinds is None:
         raise _HTTP404(f"{type(handler).__name__} is not a formgrader handler the guard knows")
     args = list(handler.path_args) + list(handler.path_kwargs.values())
@@ -600,7 +607,9 @@ def _patch_formgrader() -> bool:
             kind = str(self._headers.get("Content-Type", ""))
             own = getattr(self, "_coursetools_policy", None)
             if isinstance(self, base.BaseApiHandler) and self.get_status() < 400:
-                self.set_header("Content-Type", "application/json; charset=UTF-8")
+                # text, never markup: nbgrader's scripts JSON.parse the body themselves, and
+                # jQuery would hand them an object for application/json
+                self.set_header("Content-Type", "text/plain; charset=UTF-8")
                 own = JSON_POLICY
             elif own is None and isinstance(self, handlers.SubmissionHandler):
                 if self.get_status() == 200:

@@ -156,27 +156,42 @@ def test_uniform_below_big_bound_is_uniform_on_small_cells():
 # --------------------------------------------------------------------------- the laws
 
 
-@pytest.mark.parametrize("scale", [Fraction(1, 3), Fraction(5, 2), Fraction(7, 1)])
-def test_discrete_laplace_zero_and_tail_frequencies(scale):
+LAPLACE_SAMPLERS = {
+    "binary digits": _exact.sample_discrete_laplace_exact,
+    "CKS20 Algorithm 2": _exact.laplace_cks,
+}
+GAUSSIAN_SAMPLERS = {
+    "table": _exact.sample_discrete_gaussian_exact,
+    "CKS20 in int64": _exact.gaussian_cks,
+}
+
+
+@pytest.mark.parametrize("method", LAPLACE_SAMPLERS)
+@pytest.mark.parametrize(
+    "scale", [Fraction(1, 30), Fraction(1, 3), Fraction(5, 2), Fraction(7, 1), Fraction(0.3)]
+)
+def test_discrete_laplace_zero_and_tail_frequencies(scale, method):
     # P(X = 0) = (1 - q)/(1 + q) and P(X >= 2) = q**2/(1 + q), q = exp(-1/scale)
-    # (Inusah & Kozubowski 2006).
+    # (Inusah & Kozubowski 2006). Both methods, independently.
     n = 400_000
-    x = _exact.sample_discrete_laplace_exact(scale, n, np.random.default_rng(11))
+    x = LAPLACE_SAMPLERS[method](scale, n, np.random.default_rng(11))
     q = float(np.exp(-1 / float(scale)))
     assert _binomial_ok(int((x == 0).sum()), n, (1 - q) / (1 + q))
     assert _binomial_ok(int((x >= 2).sum()), n, q**2 / (1 + q))
     assert _binomial_ok(int((x < 0).sum()), n, q / (1 + q))
 
 
+@pytest.mark.parametrize("method", GAUSSIAN_SAMPLERS)
 @pytest.mark.parametrize("sigma", [0.2, 0.3, 3.7405, 1234.5678])
-def test_discrete_gaussian_long_sigma_uses_the_correction_exactly(sigma):
-    # A sigma with a long binary expansion is sampled as N_Z(0, sigma_hat²) (sigma_hat short,
-    # >= sigma) thinned by exp(-lam y²). P(X = 0) = 1 / Z and P(|X| >= sigma) against the pmf.
+def test_discrete_gaussian_long_sigma_uses_the_correction_exactly(sigma, method):
+    # P(X = 0) = 1 / Z and P(|X| >= sigma) against the pmf. The int64 method samples a sigma
+    # with a long binary expansion as N_Z(0, sigma_hat²) (sigma_hat short, >= sigma) thinned by
+    # exp(-lam y²); the table method reads certified digits of CKS20's acceptance.
     sigma_f = Fraction(sigma)
     sigma_hat, lam = _exact._gaussian_plan(sigma_f)
     assert sigma_hat >= sigma_f and lam > 0 and sigma_hat.denominator <= 2**12
     n = 400_000
-    x = _exact.sample_discrete_gaussian_exact(sigma_f, n, np.random.default_rng(12))
+    x = GAUSSIAN_SAMPLERS[method](sigma_f, n, np.random.default_rng(12))
     k = np.arange(-int(40 * sigma) - 10, int(40 * sigma) + 11)
     w = np.exp(-(k.astype(float) ** 2) / (2 * sigma**2))
     w /= w.sum()
@@ -184,14 +199,34 @@ def test_discrete_gaussian_long_sigma_uses_the_correction_exactly(sigma):
     assert _binomial_ok(int((np.abs(x) >= sigma).sum()), n, float(w[np.abs(k) >= sigma].sum()))
 
 
-def test_discrete_gaussian_tiny_sigma_rare_ones():
+@pytest.mark.parametrize("method", GAUSSIAN_SAMPLERS)
+def test_discrete_gaussian_tiny_sigma_rare_ones(method):
     # sigma = 0.2: P(|X| = 1) = 2 e^-12.5 / Z = 7.4e-6; 10**6 draws see a few, the count is
     # binomial. Exercises the exact Python path for y != 0 when lam is large.
     n = 1_000_000
-    x = _exact.sample_discrete_gaussian_exact(Fraction(0.2), n, np.random.default_rng(13))
+    x = GAUSSIAN_SAMPLERS[method](Fraction(0.2), n, np.random.default_rng(13))
     p1 = 2 * np.exp(-12.5) / (1 + 2 * np.exp(-12.5) + 2 * np.exp(-50))
     assert set(np.unique(x)) <= {-1, 0, 1}
     assert _binomial_ok(int((x != 0).sum()), n, float(p1))
+
+
+def test_exp_bounds_enclose_the_decimal_reference():
+    # _exp_neg_fixed against Python's decimal exp (correctly rounded, 60 digits): the bounds
+    # enclose it and are a few units apart.
+    from decimal import Decimal, getcontext
+
+    getcontext().prec = 80
+    for x in [
+        Fraction(0),
+        Fraction(1, 3),
+        Fraction(5, 2),
+        Fraction(2**60 + 1, 2**57),
+        Fraction(40),
+    ]:
+        for prec in (20, 56, 120):
+            lo, hi = _exact._exp_neg_fixed(x, prec)
+            ref = (-(Decimal(x.numerator) / Decimal(x.denominator))).exp() * Decimal(2) ** prec
+            assert lo <= ref <= hi and hi - lo <= 16
 
 
 def test_gaussian_plan_bounds_keep_int64_exact():

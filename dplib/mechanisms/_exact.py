@@ -210,9 +210,7 @@ def _laplace_proposals(t: int, s: int, size: int, rng: np.random.Generator) -> n
     return np.where(negative, -y, y)[keep]  # line 15
 
 
-def sample_discrete_laplace_exact(
-    scale: Fraction, count: int, rng: np.random.Generator
-) -> np.ndarray:
+def laplace_cks(scale: Fraction, count: int, rng: np.random.Generator) -> np.ndarray:
     """``count`` exact draws of ``P(x) ∝ exp(-|x| / scale)`` for a rational ``scale > 0``.
 
     CKS20, Algorithm 2 with ``scale = t / s`` (``t``, ``s`` coprime positive integers,
@@ -233,6 +231,251 @@ def sample_discrete_laplace_exact(
         take = min(got.size, need)
         out[filled : filled + take] = got[:take]
         filled += take
+    return out
+
+
+# --------------------------------------------------------------------------- exact thresholds
+
+
+def _exp_neg_dyadic(big_x: int, w: int, prec: int) -> tuple[int, int]:
+    """Integers ``lo <= exp(-X / 2**w) * 2**prec <= hi`` for an integer ``X >= 0``.
+
+    Fixed-point integer arithmetic only: ``exp(-x) = exp(-y)**(2**m)`` with ``y = x / 2**m <=
+    1/2`` (exact: a shift), the alternating Taylor series of ``exp(-y)`` with every term
+    rounded down (so each computed term is below the true one by at most ``k`` units, and the
+    first omitted term is below 1 unit), then ``m`` squarings rounding ``lo`` down and ``hi``
+    up. ``m + 24`` guard bits keep ``hi - lo`` at a few units of ``2**-prec``.
+    """
+    if big_x > prec << w:  # x > prec: exp(-x) < 2**-prec
+        return 0, 1
+    m = max(0, (big_x >> w).bit_length() + 1)  # x / 2**m <= 1/2
+    work = prec + m + 24
+    # y in fixed point with 2**work units, exactly when work >= w + m (else rounded down, which
+    # only raises exp(-y): the upper bound stays valid and the lower gets one more unit of slack)
+    shift = work - w - m
+    y = big_x << shift if shift >= 0 else big_x >> -shift
+    one = 1 << work
+    term, total, k, slack = one, one, 0, 2
+    while term:
+        k += 1
+        term = term * y // (k << work)
+        total += -term if k & 1 else term
+        slack += k
+    if shift < 0:
+        slack += 2
+    lo, hi = max(total - slack, 0), total + slack
+    for _ in range(m):
+        lo = (lo * lo) >> work
+        hi = -((-(hi * hi)) >> work)
+    drop = work - prec
+    return lo >> drop, -((-hi) >> drop)
+
+
+def _exp_neg_fixed(x: Fraction, prec: int) -> tuple[int, int]:
+    """Integers ``lo <= exp(-x) * 2**prec <= hi`` for a rational ``x >= 0`` (``hi - lo`` small).
+
+    ``x`` is bracketed by dyadics ``X / 2**w <= x <= (X + 1) / 2**w`` (``w = prec + 40``) and
+    :func:`_exp_neg_dyadic` bounds ``exp`` at both ends (it is decreasing).
+    """
+    if x > prec:
+        return 0, 1
+    w = prec + 40
+    big_x = (x.numerator << w) // x.denominator
+    lo, _ = _exp_neg_dyadic(big_x + 1, w, prec)
+    _, hi = _exp_neg_dyadic(big_x, w, prec)
+    return lo, hi
+
+
+def _certified_floor(bounds, bits: int) -> int:
+    """``floor(p * 2**bits)`` for the number ``p`` enclosed by ``bounds(prec) -> (lo, hi)``.
+
+    ``0 < p < 1``. Raises the precision until both ends agree; this ends for every irrational
+    ``p`` (all the
+    probabilities here are, by Lindemann-Weierstrass: ``exp(-x)`` is transcendental for
+    rational ``x != 0``), and the number of rounds does not depend on any random draw.
+    """
+    prec = bits + 40
+    while True:
+        lo, hi = bounds(prec)
+        # p < 1 strictly (every probability here is in (0, 1)), so the floor is below 2**bits
+        a = math.floor(lo * (1 << bits))
+        b = min(math.floor(hi * (1 << bits)), (1 << bits) - 1)
+        if a == b:
+            return a
+        prec *= 2
+
+
+class _Threshold:
+    """A probability ``p in (0, 1)`` known by certified bounds; its 16-bit binary digits, cached."""
+
+    def __init__(self, bounds) -> None:
+        self._bounds = bounds
+        self._digits: dict[int, int] = {}
+
+    def digit(self, level: int) -> int:
+        """Bits ``16 (level - 1) .. 16 level - 1`` of ``p``'s expansion, as an integer < 2**16."""
+        if level not in self._digits:
+            self._digits[level] = _certified_floor(self._bounds, _WORD * level) % (1 << _WORD)
+        return self._digits[level]
+
+
+def _e_bounds(x: Fraction):
+    def bounds(prec: int) -> tuple[Fraction, Fraction]:
+        lo, hi = _exp_neg_fixed(x, prec)
+        return Fraction(lo, 1 << prec), Fraction(hi, 1 << prec)
+
+    return bounds
+
+
+def _logistic(x: Fraction) -> _Threshold:
+    """``exp(-x) / (1 + exp(-x))``, increasing in ``exp(-x)``."""
+    e = _e_bounds(x)
+
+    def bounds(prec: int) -> tuple[Fraction, Fraction]:
+        lo, hi = e(prec)
+        return lo / (1 + lo), hi / (1 + hi)
+
+    return _Threshold(bounds)
+
+
+def _nonzero_mass(x: Fraction) -> _Threshold:
+    """``2 exp(-x) / (1 + exp(-x))``, increasing in ``exp(-x)``."""
+    e = _e_bounds(x)
+
+    def bounds(prec: int) -> tuple[Fraction, Fraction]:
+        lo, hi = e(prec)
+        return 2 * lo / (1 + lo), 2 * hi / (1 + hi)
+
+    return _Threshold(bounds)
+
+
+def _one_minus_exp(x: Fraction) -> _Threshold:
+    """``1 - exp(-x)``, decreasing in ``exp(-x)``."""
+    e = _e_bounds(x)
+
+    def bounds(prec: int) -> tuple[Fraction, Fraction]:
+        lo, hi = e(prec)
+        return 1 - hi, 1 - lo
+
+    return _Threshold(bounds)
+
+
+_WORD = 16  # bits per comparison word
+_BLOCK = 1 << 17  # values per block (bounds the memory of the word matrix)
+
+
+def _compare(words: np.ndarray, rows: list[_Threshold], heads: np.ndarray, rng) -> np.ndarray:
+    """Bern(p_r) per entry: ``U < p_r`` for ``U`` uniform whose first 16 bits are ``words``.
+
+    ``words`` has one row per threshold. ``W < head`` and ``W > head`` decide; a tie (chance
+    2**-16) draws the next 16 bits of ``U`` and compares them with ``p``'s next digit,
+    vectorised over the ties, until they differ: an exact comparison with the real ``p``
+    (Knuth & Yao 1976). ``p < 1`` has infinitely many zero digits, so an all-ones stream ends
+    every tie at the next zero digit.
+    """
+    out = words < heads[:, None]
+    r, c = np.divmod(np.flatnonzero(words == heads[:, None]), words.shape[1])
+    level = 2
+    while r.size:
+        digits = np.array([rows[i].digit(level) for i in range(len(rows))], dtype=np.int64)
+        d = digits[r]
+        w = rng.integers(0, 1 << _WORD, size=r.size, dtype=np.int64)
+        done = w != d
+        out[r[done], c[done]] = w[done] < d[done]
+        r, c = r[~done], c[~done]
+        level += 1
+    return out
+
+
+class _LaplacePlan:
+    """Thresholds of the discrete Laplace of scale ``t / s``, ``q = exp(-s/t)``.
+
+    ``P(X != 0) = 2 q/(1 + q)``, and then ``|X| = 1 + Y`` with ``Y`` geometric
+    (``P(Y = y) = (1 - q) q**y``) and a fair sign. ``Y = sum_j b_j 2**j + 2**L G`` with
+    independent ``b_j ~ Bern(q**(2**j) / (1 + q**(2**j)))`` and ``G`` geometric with ratio
+    ``q**(2**L)`` (``P(Y = y)`` factorises over the binary digits of ``y``). ``L`` is the least
+    with ``2**L s >= 12 t``, so ``q**(2**L) <= e**-12`` and ``G = 0`` but for about one value in
+    160,000.
+    """
+
+    def __init__(self, t: int, s: int) -> None:
+        g = Fraction(s, t)
+        self.bits = 1
+        while (s << self.bits) < 12 * t:
+            self.bits += 1
+        self.rows = [_nonzero_mass(g)] + [_logistic(g * (1 << j)) for j in range(self.bits)]
+        self.high = _Threshold(_e_bounds(g * (1 << self.bits)))
+        self.heads = np.array([r.digit(1) for r in self.rows], dtype=np.uint16)
+        self.high_head = np.array([self.high.digit(1)], dtype=np.uint16)
+
+
+_PLANS: dict[tuple[int, int], _LaplacePlan] = {}
+
+
+def _laplace_plan(t: int, s: int) -> _LaplacePlan:
+    key = (t, s)
+    if key not in _PLANS:
+        if len(_PLANS) > 256:
+            _PLANS.clear()
+        _PLANS[key] = _LaplacePlan(t, s)
+    return _PLANS[key]
+
+
+def _words(rows: int, n: int, rng: np.random.Generator) -> np.ndarray:
+    """A ``rows x n`` matrix of uniform 16-bit words (from 64-bit draws)."""
+    total = rows * n
+    raw = rng.integers(0, 2**64, size=-(-total // 4), dtype=np.uint64, endpoint=False)
+    return raw.view(np.uint16)[:total].reshape(rows, n)
+
+
+def _laplace_block(plan: _LaplacePlan, n: int, rng: np.random.Generator) -> np.ndarray:
+    rows = len(plan.rows)
+    words = _words(rows + 2, n, rng)  # + the high-part row and the sign row
+    decided = _compare(words[:rows], plan.rows, plan.heads, rng)
+    zero = ~decided[0]  # X = 0 unless U < 2q/(1+q): an all-ones word gives 0
+    # Y's low bits, assembled in the narrowest unsigned type that holds them
+    narrow = np.uint8 if plan.bits <= 8 else np.uint16 if plan.bits <= 16 else np.uint64
+    low = decided[1].view(np.uint8).astype(narrow)
+    for j in range(1, plan.bits):
+        low |= decided[1 + j].view(np.uint8).astype(narrow) << narrow(j)
+    y = low.astype(np.int64)
+    high = _compare(words[rows : rows + 1], [plan.high], plan.high_head, rng)[0]
+    # G >= 1 for about one value in 160,000; each further success (probability <= e^-12)
+    # adds 2**L more. (Reaching 2**62 would take 2**(62 - L) >= 2**18 successes in a row.)
+    idx = np.flatnonzero(high)
+    while idx.size:
+        y[idx] += 1 << plan.bits
+        idx = idx[_compare(_words(1, idx.size, rng), [plan.high], plan.high_head, rng)[0]]
+    negative = words[rows + 1] < (1 << (_WORD - 1))  # fair: p = 1/2 is exactly 2**15 / 2**16
+    y += 1
+    np.negative(y, out=y, where=negative)
+    y[zero] = 0
+    return y
+
+
+def sample_discrete_laplace_exact(
+    scale: Fraction, count: int, rng: np.random.Generator
+) -> np.ndarray:
+    """``count`` exact draws of ``P(x) ∝ exp(-|x| / scale)`` for a rational ``scale > 0``.
+
+    Inversion by exact comparisons (see :class:`_LaplacePlan`): each value uses ``L + 3``
+    16-bit words (``L = log2(12 scale)`` rounded up), compared with the certified binary
+    expansions of its probabilities; ties read more bits. Exact, integer-only, and loop-free
+    but for the rare ties and the rare high part. CKS20 Algorithm 2 (:func:`laplace_cks`)
+    samples the same law another way (and is used below scale 1/40, where the zero mass is
+    within ``2 e^-40`` of 1); the tests check the two against each other.
+    """
+    t, s = scale.numerator, scale.denominator
+    if s > 40 * t:
+        # scale < 1/40: P(X = 0) > 1 - 2 e^-40 has more than 57 leading one bits (2**1074 of
+        # them at scale 5e-324), so an all-ones stream would tie with it for that long;
+        # Algorithm 2 decides such a draw at once.
+        return laplace_cks(scale, count, rng)
+    plan = _laplace_plan(t, s)
+    out = np.empty(count, dtype=np.int64)
+    for start in range(0, count, _BLOCK):
+        stop = min(count, start + _BLOCK)
+        out[start:stop] = _laplace_block(plan, stop - start, rng)
     return out
 
 
@@ -347,18 +590,15 @@ def _gaussian_correct(y: np.ndarray, lam: Fraction, rng: np.random.Generator) ->
     return keep
 
 
-def sample_discrete_gaussian_exact(
-    sigma: Fraction, count: int, rng: np.random.Generator
-) -> np.ndarray:
-    """``count`` exact draws of ``P(x) ∝ exp(-x² / (2 sigma²))`` for ``0 < sigma <= 2**26``.
+def gaussian_cks(sigma: Fraction, count: int, rng: np.random.Generator) -> np.ndarray:
+    """``count`` exact draws of ``N_Z(0, sigma²)``, all in int64 CKS20 arithmetic.
 
     Draws of ``N_Z(0, sigma_hat²)`` for the short ``sigma_hat >= sigma`` of
     :func:`_gaussian_plan` (CKS20 Algorithm 3 in int64), each kept with probability
     ``exp(-lam y²)`` (:func:`_gaussian_correct`). Batches are sized from the acceptance rate
-    (about 3 in 4 for large sigma) until ``count`` are accepted.
+    (about 3 in 4 for large sigma) until ``count`` are accepted. Used for sigma >= 255, where
+    :class:`_GaussianTable` would be large, and by the tests as an independent method.
     """
-    if not 0 < sigma <= MAX_GAUSSIAN_SIGMA:
-        raise ValueError(f"sigma must be in (0, 2**26], got {sigma!r}")
     sigma_hat, lam = _gaussian_plan(sigma)
     out = np.empty(count, dtype=np.int64)
     filled = 0
@@ -368,6 +608,103 @@ def sample_discrete_gaussian_exact(
         batch = int(need / rate * 1.02) + 16
         got = _gaussian_short(sigma_hat, batch, rng)
         got = got[_gaussian_correct(got, lam, rng)]
+        take = min(got.size, need)
+        out[filled : filled + take] = got[:take]
+        filled += take
+    return out
+
+
+class _GaussianTable:
+    """CKS20 Algorithm 3's acceptance probabilities ``exp(-gamma_y)`` for ``|y| <= 16 t``.
+
+    ``gamma_y = (y - sigma²/t)² / (2 sigma²)`` with ``t = floor(sigma) + 1``, exact rationals;
+    each probability is a :class:`_Threshold` (certified binary digits; transcendental by
+    Lindemann-Weierstrass as ``gamma_y != 0``: ``sigma²/t`` is never an integer for
+    ``t = floor(sigma) + 1``). A proposal ``Y`` is kept when 16 uniform bits (and more on a
+    tie) are not below ``1 - exp(-gamma_|Y|)``: one table lookup and one comparison per proposal.
+    Proposals beyond ``16 t`` (chance about ``e**-16``) are decided by
+    :func:`_bernoulli_exp_scalar`. Built for ``t <= 256`` (at most 4,097 entries, about 10
+    microseconds each, once per sigma).
+    """
+
+    def __init__(self, sigma: Fraction) -> None:
+        self.sigma2 = sigma * sigma
+        self.t = sigma.numerator // sigma.denominator + 1
+        self.size = 16 * self.t + 1
+        mu = self.sigma2 / self.t
+        # rejection probabilities 1 - exp(-gamma_y): a proposal is dropped when U < 1 - exp(-gamma),
+        # so an all-ones word keeps it (and the all-ones proposal, 0, is always in the table)
+        self.rows = [_one_minus_exp((y - mu) ** 2 / (2 * self.sigma2)) for y in range(self.size)]
+        self.heads = np.array([r.digit(1) for r in self.rows], dtype=np.uint16)
+        # acceptance rate of one proposal, in floating point: it only sizes the batches
+        k = np.arange(-self.size + 1, self.size, dtype=np.float64)
+        with np.errstate(over="ignore"):  # z = inf for a subnormal sigma: weight 0
+            z = np.abs(k) / float(sigma) - float(sigma) / self.t
+            weight = np.exp(-0.5 * z * z)
+        proposal = math.tanh(0.5 / self.t) * np.exp(-np.abs(k) / self.t)
+        self.rate = max(float(np.sum(proposal * weight)), 0.05)
+
+    def gamma(self, y: int) -> Fraction:
+        return (y - self.sigma2 / self.t) ** 2 / (2 * self.sigma2)
+
+
+_TABLES: dict[Fraction, _GaussianTable] = {}
+#: Largest t = floor(sigma) + 1 with an acceptance table.
+_TABLE_MAX_T = 256
+
+
+def _gaussian_table(sigma: Fraction) -> _GaussianTable:
+    if sigma not in _TABLES:
+        if len(_TABLES) > 64:
+            _TABLES.clear()
+        _TABLES[sigma] = _GaussianTable(sigma)
+    return _TABLES[sigma]
+
+
+def _gaussian_table_block(table: _GaussianTable, size: int, rng) -> np.ndarray:
+    """``size`` runs of Algorithm 3 with the acceptance table; returns the accepted values."""
+    y = sample_discrete_laplace_exact(Fraction(table.t), size, rng)  # line 3
+    mag = np.abs(y)
+    idx = np.minimum(mag, table.size - 1)
+    words = _words(1, size, rng)[0]
+    heads = table.heads[idx]
+    drop = words < heads  # line 4, decided by the first 16 bits ...
+    ties = np.flatnonzero(words == heads)
+    level = 2
+    while ties.size:  # ... or, on a tie (chance 2**-16), by the next ones
+        d = np.array([table.rows[i].digit(level) for i in idx[ties]], dtype=np.int64)
+        w = rng.integers(0, 1 << _WORD, size=ties.size, dtype=np.int64)
+        done = w != d
+        drop[ties[done]] = w[done] < d[done]
+        ties = ties[~done]
+        level += 1
+    for i in np.flatnonzero(mag >= table.size):  # beyond 16 t: exact, in Python integers
+        drop[i] = not _bernoulli_exp_scalar(table.gamma(int(mag[i])), rng)
+    return y[~drop]
+
+
+def sample_discrete_gaussian_exact(
+    sigma: Fraction, count: int, rng: np.random.Generator
+) -> np.ndarray:
+    """``count`` exact draws of ``P(x) ∝ exp(-x² / (2 sigma²))`` for ``0 < sigma <= 2**26``.
+
+    CKS20 Algorithm 3: discrete Laplace proposals of scale ``t = floor(sigma) + 1``
+    (:func:`sample_discrete_laplace_exact`) kept with probability ``exp(-gamma_|Y|)``, read
+    from an exact acceptance table (:class:`_GaussianTable`) when ``t <= 256``, else computed
+    in int64 arithmetic (:func:`gaussian_cks`). Batches are sized from the acceptance rate
+    until ``count`` are accepted.
+    """
+    if not 0 < sigma <= MAX_GAUSSIAN_SIGMA:
+        raise ValueError(f"sigma must be in (0, 2**26], got {sigma!r}")
+    if sigma.numerator // sigma.denominator + 1 > _TABLE_MAX_T:
+        return gaussian_cks(sigma, count, rng)
+    table = _gaussian_table(sigma)
+    out = np.empty(count, dtype=np.int64)
+    filled = 0
+    while filled < count:
+        need = count - filled
+        batch = min(int(need / table.rate * 1.01) + 16, _BLOCK)
+        got = _gaussian_table_block(table, batch, rng)
         take = min(got.size, need)
         out[filled : filled + take] = got[:take]
         filled += take

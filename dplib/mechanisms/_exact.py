@@ -374,7 +374,10 @@ def _compare(words: np.ndarray, rows: list[_Threshold], heads: np.ndarray, rng) 
     every tie at the next zero digit.
     """
     out = words < heads[:, None]
-    r, c = np.divmod(np.flatnonzero(words == heads[:, None]), words.shape[1])
+    tied = words == heads[:, None]
+    if not tied.any():
+        return out
+    r, c = np.divmod(np.flatnonzero(tied), words.shape[1])
     level = 2
     while r.size:
         digits = np.array([rows[i].digit(level) for i in range(len(rows))], dtype=np.int64)
@@ -405,8 +408,9 @@ class _LaplacePlan:
             self.bits += 1
         self.rows = [_nonzero_mass(g)] + [_logistic(g * (1 << j)) for j in range(self.bits)]
         self.high = _Threshold(_e_bounds(g * (1 << self.bits)))
+        self.rows.append(self.high)  # the last row decides G >= 1
         self.heads = np.array([r.digit(1) for r in self.rows], dtype=np.uint16)
-        self.high_head = np.array([self.high.digit(1)], dtype=np.uint16)
+        self.high_head = self.heads[-1:]
 
 
 _PLANS: dict[tuple[int, int], _LaplacePlan] = {}
@@ -429,24 +433,29 @@ def _words(rows: int, n: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def _laplace_block(plan: _LaplacePlan, n: int, rng: np.random.Generator) -> np.ndarray:
-    rows = len(plan.rows)
-    words = _words(rows + 2, n, rng)  # + the high-part row and the sign row
+    rows = len(plan.rows)  # nonzero, L bits, high part
+    words = _words(rows + 1, n, rng)  # + the sign row
     decided = _compare(words[:rows], plan.rows, plan.heads, rng)
     zero = ~decided[0]  # X = 0 unless U < 2q/(1+q): an all-ones word gives 0
-    # Y's low bits, assembled in the narrowest unsigned type that holds them
-    narrow = np.uint8 if plan.bits <= 8 else np.uint16 if plan.bits <= 16 else np.uint64
-    low = decided[1].view(np.uint8).astype(narrow)
-    for j in range(1, plan.bits):
-        low |= decided[1 + j].view(np.uint8).astype(narrow) << narrow(j)
-    y = low.astype(np.int64)
-    high = _compare(words[rows : rows + 1], [plan.high], plan.high_head, rng)[0]
+    if n <= 16384:  # one call (packbits is slower per value on long rows)
+        packed = np.packbits(decided[1 : 1 + plan.bits], axis=0, bitorder="little")
+        y = packed[0].astype(np.int64)
+        for k in range(1, packed.shape[0]):
+            y |= packed[k].astype(np.int64) << (8 * k)
+    else:  # Y's low bits, assembled in the narrowest unsigned type that holds them
+        narrow = np.uint8 if plan.bits <= 8 else np.uint16 if plan.bits <= 16 else np.uint64
+        low = decided[1].view(np.uint8).astype(narrow)
+        for j in range(1, plan.bits):
+            low |= decided[1 + j].view(np.uint8).astype(narrow) << narrow(j)
+        y = low.astype(np.int64)
+    high = decided[rows - 1]
     # G >= 1 for about one value in 160,000; each further success (probability <= e^-12)
     # adds 2**L more. (Reaching 2**62 would take 2**(62 - L) >= 2**18 successes in a row.)
     idx = np.flatnonzero(high)
     while idx.size:
         y[idx] += 1 << plan.bits
         idx = idx[_compare(_words(1, idx.size, rng), [plan.high], plan.high_head, rng)[0]]
-    negative = words[rows + 1] < (1 << (_WORD - 1))  # fair: p = 1/2 is exactly 2**15 / 2**16
+    negative = words[rows] < (1 << (_WORD - 1))  # fair: p = 1/2 is exactly 2**15 / 2**16
     y += 1
     np.negative(y, out=y, where=negative)
     y[zero] = 0
@@ -703,7 +712,8 @@ def sample_discrete_gaussian_exact(
     filled = 0
     while filled < count:
         need = count - filled
-        batch = min(int(need / table.rate * 1.01) + 16, _BLOCK)
+        expected = need / table.rate  # + 5 standard deviations: one batch nearly always fills
+        batch = min(int(expected + 5.0 * math.sqrt(expected)) + 16, _BLOCK)
         got = _gaussian_table_block(table, batch, rng)
         take = min(got.size, need)
         out[filled : filled + take] = got[:take]

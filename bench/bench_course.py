@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import importlib.util
 import shutil
 import sys
 import tempfile
@@ -37,11 +36,13 @@ __all__ = ["course_total", "main", "make_class_module", "run", "select_notebooks
 
 
 def make_class_module():
-    """examples/make_class.py, loaded by path (examples/ is not a package)."""
-    spec = importlib.util.spec_from_file_location("make_class", ROOT / "examples" / "make_class.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """The example class (:mod:`coursetools.authoring.example_class`), with ``find_assignments``."""
+    import types
+
+    from coursetools.authoring import example_class
+    from coursetools.authoring.release import find_assignments
+
+    return types.SimpleNamespace(**vars(example_class), find_assignments=find_assignments)
 
 
 def select_notebooks(available: Sequence[str], wanted: str | None) -> list[str]:

@@ -21,7 +21,6 @@ Run: ``.venv/bin/python bench/handin_latency.py [--submissions 20] [--gap 3] [--
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import secrets
@@ -36,10 +35,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _make_class():
-    spec = importlib.util.spec_from_file_location("make_class", ROOT / "examples" / "make_class.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    sys.path.insert(0, str(ROOT))
+    from coursetools.authoring import example_class
+
+    return example_class
 
 
 def main(argv=None) -> int:

@@ -23,8 +23,9 @@ sys.path.insert(0, str(ROOT))
 
 def main(argv=None) -> int:
     from coursetools.authoring.release import find_assignments
-    from coursetools.cli import grade_class, hide_list
     from coursetools.grading.classroom.collect import source_texts
+    from coursetools.grading.classroom.pipeline import grade as grade_class
+    from coursetools.grading.classroom.pipeline import hide_list
     from coursetools.grading.grade import Job, Options
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])

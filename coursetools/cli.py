@@ -9,19 +9,16 @@ from __future__ import annotations
 import argparse
 import concurrent.futures as cf
 import dataclasses
-import importlib.util
-import json
 import shutil
 import sys
 import time
 from pathlib import Path
 
-import nbformat
-
+from coursetools.authoring import example_class
 from coursetools.authoring.release import find_assignments, release_all
-from coursetools.grading.classroom import class_page, executors, feedback, regrade
+from coursetools.grading.classroom import executors, feedback, pipeline
 from coursetools.grading.classroom.collect import SubmissionsNotFound, collect_jobs
-from coursetools.grading.grade import Job, Options, grade_job
+from coursetools.grading.grade import grade_job
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "build"
@@ -30,79 +27,6 @@ EXAMPLE_GRADES = BUILD / "example-class-graded"  # make course's grades and feed
 
 
 # ------------------------------------------------------------------------------------------ jobs
-
-
-def _lost(job: Job, exc: BaseException) -> dict:
-    from coursetools.grading.grade import (
-        _empty_result,  # the same empty shape as a failed submission
-    )
-
-    source = nbformat.reads(job.source, as_version=4)
-    result = _empty_result(
-        job, source, [f"grader error, grade again: {type(exc).__name__}: {exc}"[:300]], "?"
-    )
-    result["grader_error"] = True
-    return result
-
-
-def grade_class(
-    jobs: list[Job], *, workers: int | None = None, scheduler=None, stream=None
-) -> list[dict]:
-    """Grade every job through an executor; jobs lost by the executor, and jobs cut by a
-    wall-clock limit while computing (``starved``: the machine was too busy), are graded again
-    here, one at a time with nothing else running, and that result counts."""
-
-    def label(j):
-        return f"{feedback.display_name(j.student)}/{feedback.display_name(j.assignment)}"
-
-    def describe(r):
-        return f"{r['score']:g}/{r['max_score']:g}" + (" (problems)" if r["problems"] else "")
-
-    with executors.make_executor(workers, scheduler) as executor:
-        results = executors.run_all(
-            executor, grade_job, jobs, label=label, describe=describe, on_error=_lost, stream=stream
-        )
-    retry = [i for i, r in enumerate(results) if r.get("grader_error") or r.get("starved")]
-    if retry:
-        print(
-            f"grading {len(retry)} submission(s) again, alone: lost by the executor, or cut by a "
-            "wall-clock limit while computing on a busy machine",
-            file=stream or sys.stderr,
-        )
-        again = executors.run_all(
-            executors.SerialExecutor(),
-            grade_job,
-            [jobs[i] for i in retry],
-            label=label,
-            describe=describe,
-            on_error=_lost,
-            stream=stream,
-        )
-        for i, result in zip(retry, again, strict=True):
-            results[i] = result
-    return results
-
-
-def write_outputs(results: list[dict], grades: Path, feedback_dir: Path) -> list[dict]:
-    """Write this run's pages, and the grades CSV and details merged with what is already there.
-
-    Every (student, assignment) graded now gets its page written or replaced and its row added or
-    replaced; pages and rows of anything else (another class, last week) are kept as they are:
-    nothing is ever deleted. Returns every row of the details file.
-    """
-    details = Path(grades).with_suffix(".json")
-    feedback.write_feedback(results, feedback_dir)
-    slim = [{k: v for k, v in r.items() if k != "feedback"} for r in results]
-    for row in slim:
-        remedy = feedback.sandbox_remedy(feedback.sandbox_mode(row), str(row.get("sandbox_why", "")))
-        if remedy:
-            row["sandbox_remedy"] = remedy
-    merged = regrade.merge_results(regrade.load_results(details), slim)
-    feedback.write_grades(merged, grades)
-    tmp = details.with_name(f".{details.name}.tmp")
-    tmp.write_text(json.dumps(merged, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(details)
-    return merged
 
 
 def report(
@@ -138,20 +62,6 @@ def report(
     text += f"\ngrades: {grades}  (details: {Path(grades).with_suffix('.json')})"
     text += f"\nfeedback: {feedback_dir}/<student>/<assignment>.html\n"
     return text
-
-
-def hide_list(*extra: Path) -> tuple[str, ...]:
-    """Instructor directories covered in the kernel's view (setuid sandbox mode)."""
-    paths = [
-        ROOT / "solutions",
-        ROOT / "tests",
-        ROOT / "examples",
-        ROOT / "build",
-        ROOT / ".git",
-        Path.home(),
-        *extra,
-    ]
-    return tuple(sorted({str(p.resolve()) for p in paths}))
 
 
 # -------------------------------------------------------------------------------------- commands
@@ -218,7 +128,7 @@ def validate(source_root: Path, workers: int | None = None) -> list[str]:
     student's *Validate* button runs (the visible tests). The hidden tests run only in the
     trusted grader, which ``make course`` checks by grading that same notebook (``ada_full``).
     """
-    generator = _load_example_generator()
+    generator = example_class
     staging = BUILD / "validate"
     if staging.exists():
         shutil.rmtree(staging)
@@ -255,36 +165,19 @@ def cmd_validate(args) -> int:
     return 1 if failures else 0
 
 
-def _options(args) -> Options:
-    return Options(
-        cell_timeout=args.cell_timeout,
-        notebook_timeout=args.notebook_timeout,
-        sandbox=args.sandbox,
-        memory_bytes=int(args.memory_gb * 1024**3),
-        max_pids=args.max_pids,
-        cpus=args.cpus,
-        hide=hide_list(Path(args.submissions), Path(args.grades).parent),
-        with_outputs=args.with_outputs,
-    )
-
-
-def _sandbox_mode(options: Options) -> str:
-    if options.sandbox != "auto":
-        return options.sandbox
-    from coursetools.grading.sandboxed import sandbox
-
-    return sandbox.detect_mode()
-
-
 def cmd_grade(args) -> int:
+    """``make grade``: collect the class, then the class pipeline (grading/classroom/pipeline.py)."""
     if not find_assignments(args.source):
         print(
             f"no assignment in {args.source}: expected {args.source}/<assignment>/<assignment>.ipynb",
             file=sys.stderr,
         )
         return 2
+    grades = Path(args.grades)
     try:
-        jobs, warnings = collect_jobs(args.submissions, args.source, _options(args))
+        jobs, warnings = collect_jobs(
+            args.submissions, args.source, pipeline.options_from(args, Path(args.submissions), grades.parent)
+        )
     except SubmissionsNotFound as exc:
         print(str(exc), file=sys.stderr)
         return 2
@@ -298,93 +191,30 @@ def cmd_grade(args) -> int:
         )
         return 1
     start = time.monotonic()
-    grades = Path(args.grades)
-    feedback_dir = Path(args.feedback) if args.feedback else grades.parent / "feedback"
-    mode = _sandbox_mode(jobs[0].options)
-    keys = [regrade.job_key(job, mode) for job in jobs]
-    to_grade, reused = regrade.plan(
-        jobs,
-        keys,
-        regrade.load_results(grades.with_suffix(".json")),
-        lambda student, assignment: feedback.feedback_path(feedback_dir, student, assignment).is_file(),
-        regrade_all=args.regrade_all,
+    outputs = pipeline.Outputs(
+        grades, Path(args.feedback) if args.feedback else None, gradebook=args.gradebook,
+        nbgrader_config=args.nbgrader_config,
     )
-    graded_jobs = [jobs[i] for i in to_grade]
-    fresh = grade_class(graded_jobs, workers=args.workers, scheduler=args.scheduler) if graded_jobs else []
-    for i, result in zip(to_grade, fresh, strict=True):
-        if not result.get("grader_error"):
-            result[regrade.KEY_FIELD] = keys[i]
-    every_row = write_outputs(fresh, grades, feedback_dir)
-    results = [None] * len(jobs)
-    for i, result in zip(to_grade, fresh, strict=True):
-        results[i] = result
-    for i, result in reused.items():
-        results[i] = result
-    print(report(results, grades, feedback_dir, warnings, unchanged=len(reused)))
-    status = 0
-    if args.gradebook and graded_jobs:
-        from coursetools.grading.classroom import gradebook
-
-        try:
-            coursedir = gradebook.course_directory(args.nbgrader_config)
-            written, trouble = gradebook.record_results(graded_jobs, fresh, coursedir)
-            for line in trouble:
-                print(f"  not in the gradebook: {line}", file=sys.stderr)
-            print(
-                f"gradebook: {coursedir.db_url} ({len(written)} submission(s); written answers"
-                " wait in the formgrader's Manual Grading, `make lab`; `make export` for final"
-                " grades)"
-            )
-        except Exception as exc:  # noqa: BLE001 - the CSV and feedback are written: say why not
-            print(f"gradebook not updated: {exc}", file=sys.stderr)
-            status = 1
-    page = write_class_overview(  # every row of the details file: last week's classes too
-        every_row, grades.parent, nbgrader_config=args.nbgrader_config, use_gradebook=args.gradebook
-    )
-    if page is not None:
-        print(f"class page: {page}")
-    print(
-        f"graded {len(fresh)} submission(s) in {time.monotonic() - start:.1f} s"
-        + (f" ({len(reused)} unchanged, not graded again)" if reused else "")
-    )
-    return status
-
-
-def write_class_overview(
-    results: list[dict], directory: Path, *, nbgrader_config=None, use_gradebook: bool = False
-) -> Path | None:
-    """``directory/class.html`` (:mod:`coursetools.grading.classroom.class_page`), with the roster
-    and the written answers waiting from the gradebook and the attempts from nbgrader's exchange
-    when there are; never fails the grading run (says why and returns None)."""
-    from coursetools.grading.classroom import gradebook
-
-    roster = waiting = None
-    attempts: dict = {}
-    config = nbgrader_config or gradebook.CONFIG
-    try:
-        attempts = class_page.count_attempts(gradebook.exchange_inbound(config))
-        if use_gradebook:
-            roster, waiting = class_page.written_waiting_from_gradebook(
-                gradebook.course_directory(config).db_url
-            )
-            roster = sorted(set(roster) | {r["student"] for r in results})
-    except Exception as exc:  # noqa: BLE001 - the page is written without what could not be read
-        print(f"class page: no roster from the gradebook ({feedback.printable(str(exc))})", file=sys.stderr)
-    try:
-        return class_page.write_class_page(
-            results, directory, roster=roster, attempts=attempts, written_waiting=waiting,
-            title="Course",
+    done = pipeline.run(jobs, outputs, regrade_all=args.regrade_all, workers=args.workers,
+                        scheduler=args.scheduler)
+    print(report(done.results, grades, outputs.pages, warnings, unchanged=len(done.reused)))
+    recorded = done.recorded
+    for line in recorded.gradebook_trouble:
+        print(f"  not in the gradebook: {line}", file=sys.stderr)
+    if recorded.gradebook_error:
+        print(f"gradebook not updated: {recorded.gradebook_error}", file=sys.stderr)
+    elif recorded.gradebook_db:
+        print(
+            f"gradebook: {recorded.gradebook_db} ({recorded.gradebook_written} submission(s); written "
+            "answers wait in the formgrader's Manual Grading, `make lab`; `make export` for final grades)"
         )
-    except Exception as exc:  # noqa: BLE001 - grades and feedback are written: say why not this
-        print(f"class page not written: {feedback.printable(str(exc))}", file=sys.stderr)
-        return None
-
-
-def _load_example_generator():
-    spec = importlib.util.spec_from_file_location("make_class", ROOT / "examples" / "make_class.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    if recorded.class_page is not None:
+        print(f"class page: {recorded.class_page}")
+    print(
+        f"graded {len(done.graded)} submission(s) in {time.monotonic() - start:.1f} s"
+        + (f" ({len(done.reused)} unchanged, not graded again)" if done.reused else "")
+    )
+    return 1 if recorded.gradebook_error else 0
 
 
 def cmd_course(args) -> int:
@@ -406,30 +236,21 @@ def cmd_course(args) -> int:
     if args.nbgrader_validate:
         print("== 1b. nbgrader Validator on every solution notebook")
         failures = validate(source, args.workers)
-    print("== 2. example class, generated from the notebooks by examples/make_class.py")
+    print("== 2. example class, generated from the notebooks (coursetools/authoring/example_class.py)")
     klass = BUILD / "example-class"
     if klass.exists():
         shutil.rmtree(klass)
-    written = _load_example_generator().make_class(source, klass)
+    written = example_class.make_class(source, klass)
     print(f"  {len(written)} submission(s) in {klass}: ada_full, bob_partial, cy_blank")
     print("== 3. execute and validate every solution notebook (ada_full) and grade the class")
     # Its own place: the example class never mixes with a real class's rows and pages.
     grades, feedback_dir = EXAMPLE_GRADES / "grades.csv", EXAMPLE_GRADES / "feedback"
-    options = Options(
-        cell_timeout=args.cell_timeout,
-        notebook_timeout=args.notebook_timeout,
-        sandbox=args.sandbox,
-        memory_bytes=int(args.memory_gb * 1024**3),
-        max_pids=args.max_pids,
-        cpus=args.cpus,
-        hide=hide_list(klass),
-        with_outputs=args.with_outputs,
-    )
+    options = dataclasses.replace(pipeline.options_from(args, klass), hide=pipeline.hide_list(klass))
     jobs, warnings = collect_jobs(klass, source, options)
-    results = grade_class(jobs, workers=args.workers, scheduler=args.scheduler)
-    write_outputs(results, grades, feedback_dir)
+    results = pipeline.grade(jobs, workers=args.workers, scheduler=args.scheduler)
+    recorded = pipeline.record(jobs, results, pipeline.Outputs(grades, feedback_dir, class_title="Example class"))
     print(report(results, grades, feedback_dir, warnings))
-    print(f"class page: {class_page.write_class_page(results, EXAMPLE_GRADES, title='Example class')}")
+    print(f"class page: {recorded.class_page}")
     print("validation (each solution notebook run with its hidden tests must score full marks):")
     for r in (r for r in results if r["student"] == "ada_full"):
         bad = [c for c in r["cells"] if c["kind"] == "auto" and c["status"] != "passed"]
@@ -455,30 +276,6 @@ def cmd_course(args) -> int:
 
 
 # ---------------------------------------------------------------------------------------- parser
-
-
-def _grading_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--workers", type=int, default=None, help="parallel graders (default: one per core)"
-    )
-    p.add_argument("--scheduler", default=None, help="grade on a Dask cluster: tcp://host:port")
-    p.add_argument("--cell-timeout", type=float, default=120.0, help="seconds per cell")
-    p.add_argument("--notebook-timeout", type=float, default=900.0, help="seconds per notebook")
-    p.add_argument("--sandbox", default="auto", choices=["auto", "bwrap", "setuid", "rlimit"])
-    p.add_argument(
-        "--memory-gb",
-        type=float,
-        default=3.0,
-        help="memory of one submission (cgroup, tmpfs counted) and of each of its processes",
-    )
-    p.add_argument("--max-pids", type=int, default=256, help="processes and threads per submission")
-    p.add_argument("--cpus", type=float, default=1.0, help="CPU share of one submission, in cores")
-    p.add_argument(
-        "--with-outputs",
-        action="store_true",
-        help="show each student's own outputs and figures on the feedback page (a second, "
-        "ungraded run of every notebook without its hidden tests: about twice the grading time)",
-    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -529,7 +326,7 @@ def main(argv: list[str] | None = None) -> int:
         help="grade every submission again (default: only those new or changed since the last "
         "run into the same GRADES: notebook, assignment, grader options or grader code)",
     )
-    _grading_arguments(p)
+    pipeline.add_grading_arguments(p)
     p.set_defaults(func=cmd_grade)
     p = sub.add_parser("course", help="release, validate, grade the example class")
     p.add_argument("--source", type=Path, default=ROOT / "solutions")
@@ -540,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
         help="also run nbgrader's Validator on every solution notebook (default: on)",
     )
     p.add_argument("--release", type=Path, default=ROOT / "notebooks")
-    _grading_arguments(p)
+    pipeline.add_grading_arguments(p)
     p.set_defaults(func=cmd_course)
     p = sub.add_parser(
         "handin",
@@ -574,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
         default=True,
         help="record each graded submission in nbgrader's gradebook (default: on)",
     )
-    _grading_arguments(p)
+    pipeline.add_grading_arguments(p)
     p.set_defaults(func=cmd_handin)
     p = sub.add_parser(
         "lms-export", help="final grades from the gradebook as a Canvas or Moodle import CSV"
@@ -626,20 +423,17 @@ def cmd_handin(args) -> int:
     coursedir = gradebook.course_directory(args.nbgrader_config)
     exchange = args.exchange or gradebook.exchange_inbound(args.nbgrader_config).parent.parent
     course_id = args.course_id or coursedir.course_id
-    args.submissions = Path(exchange)  # covered in setuid mode, as make grade's submissions
-    options = _options(args)
-    options = dataclasses.replace(options, hide=(*options.hide, *hide_list(Path(args.state))))
     grades = Path(args.grades)
-    feedback_dir = grades.parent / "feedback"
+    options = pipeline.options_from(args, Path(exchange), grades.parent, Path(args.state))
+
+    outputs = pipeline.Outputs(grades, gradebook=args.gradebook, nbgrader_config=args.nbgrader_config)
 
     def on_graded(jobs, results):
-        rows = write_outputs(results, grades, feedback_dir)
-        if args.gradebook:
-            _, trouble = gradebook.record_results(jobs, results, coursedir)
-            for line in trouble:
-                print(f"  not in the gradebook: {line}", file=sys.stderr)
-        write_class_overview(rows, grades.parent, nbgrader_config=args.nbgrader_config,
-                             use_gradebook=args.gradebook)
+        recorded = pipeline.record(jobs, results, outputs)
+        for line in recorded.gradebook_trouble:
+            print(f"  not in the gradebook: {line}", file=sys.stderr)
+        if recorded.gradebook_error:  # the service gives the submission back and tries again
+            raise RuntimeError(f"gradebook not updated: {recorded.gradebook_error}")
 
     workers = args.workers or (4 if args.scheduler else executors.default_workers())
     config = ServiceConfig(

@@ -1,15 +1,8 @@
 """Generate an example class of submissions from the real source notebooks.
 
-``make course`` runs this at build time into ``build/example-class/`` (so the class always
-matches ``solutions/``; nothing generated is committed). For every assignment it writes:
-
-- ``ada_full``: every answer cell filled in with the solution (hidden tests removed, as a
-  student would have it): full marks;
-- ``bob_partial``: the first half of the answer cells filled in, the rest left as the stubs:
-  partial marks;
-- ``cy_blank``: the release notebook untouched: zero on every autograded test.
-
-:func:`make_hostile` adds submissions that attack the grader (an endless loop, a kernel that
+The regular students (``ada_full``, ``bob_partial``, ``cy_blank``) are
+:mod:`coursetools.authoring.example_class`'s, re-exported here; ``make course`` writes them into
+``build/example-class/`` at build time. :func:`make_hostile` adds submissions that attack the grader (an endless loop, a kernel that
 exits, memory exhaustion, tampered tests, monkeypatched checkers, warnings, invalid JSON, a
 missing notebook, snooping on the instructor's files). Their expected grades depend on the
 notebook, so ``tests/test_grading.py`` runs them on the pilot fixture, where they are known.
@@ -28,65 +21,17 @@ import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from coursetools.authoring.release import (  # noqa: E402
-    BEGIN_SOLUTION,
-    END_SOLUTION,
-    find_assignments,
-    notebook_bytes,
-    release_notebook,
+from coursetools.authoring.example_class import (  # noqa: E402
+    STUDENTS,
+    answered,
+    make_class,
+    solution_text,
+    student_notebooks,
 )
+from coursetools.authoring.release import notebook_bytes, release_notebook  # noqa: E402
 
-STUDENTS = ("ada_full", "bob_partial", "cy_blank")
-
-
-def _solution_text(source: str) -> str:
-    """A solution cell's text as a student would write it: the markers removed."""
-    return "\n".join(
-        line
-        for line in source.splitlines()
-        if BEGIN_SOLUTION not in line and END_SOLUTION not in line
-    )
-
-
-def _answered(source_nb, release_nb, fraction: float):
-    """The release notebook with the first ``fraction`` of the answer cells filled in."""
-    nb = copy.deepcopy(release_nb)
-    solutions = {
-        c.metadata["nbgrader"]["grade_id"]: c
-        for c in source_nb.cells
-        if c.metadata.get("nbgrader", {}).get("solution")
-    }
-    answer_cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")]
-    count = round(len(answer_cells) * fraction)
-    for cell in answer_cells[:count]:
-        cell.source = _solution_text(solutions[cell.metadata["nbgrader"]["grade_id"]].source)
-    return nb
-
-
-def student_notebooks(source_path: Path) -> dict[str, bytes]:
-    """The three regular students' notebooks for one source notebook."""
-    name = source_path.stem
-    source = nbformat.read(source_path, as_version=4)
-    release = release_notebook(source, name)
-    return {
-        "ada_full": notebook_bytes(_answered(source, release, 1.0)),
-        "bob_partial": notebook_bytes(_answered(source, release, 0.5)),
-        "cy_blank": notebook_bytes(release),
-    }
-
-
-def make_class(source_root: Path, out: Path, assignments: list[str] | None = None) -> list[Path]:
-    """Write ``out/<student>/<assignment>/<assignment>.ipynb`` for the regular students."""
-    source_root, out = Path(source_root), Path(out)
-    written = []
-    for name in assignments or find_assignments(source_root):
-        for student, data in student_notebooks(source_root / name / f"{name}.ipynb").items():
-            path = out / student / name / f"{name}.ipynb"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
-            written.append(path)
-    return written
-
+__all__ = ["STUDENTS", "answered", "make_class", "make_hostile", "solution_text", "student_notebooks"]
+_answered, _solution_text = answered, solution_text  # the names the hostile suite uses
 
 # ------------------------------------------------------------------------ the hostile students
 

@@ -12,7 +12,6 @@ by the seed, so its random draws differ from run to run).
 from __future__ import annotations
 
 import concurrent.futures as cf
-import importlib.util
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,10 +28,9 @@ def _gid(cell) -> str | None:
 
 
 def _make_class():
-    spec = importlib.util.spec_from_file_location("make_class", ROOT / "examples" / "make_class.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from coursetools.authoring import example_class
+
+    return example_class
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ builds a course directory like this repository's around ``tests/fixtures/solutio
 
 from __future__ import annotations
 
+import functools
 import shutil
 from pathlib import Path
 
@@ -40,13 +41,20 @@ def fill_answers(nb, *, skip: tuple[str, ...] = ()):
     return nb
 
 
-def hostile_notebook(tmp_path: Path, name: str):
-    """The pilot as the hostile student ``name`` of examples/make_class.py's adversarial suite
-    hands it in (``h_forge``, ``h_patch``, ...), read back from ``tmp_path/hostile``."""
+@functools.cache
+def hostile_suite():
+    """examples/make_class.py (the regular students and :func:`make_hostile`'s attacks on the
+    grader): the tests' one loader of it (examples/ is a folder of scripts, not a package)."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("make_class", ROOT / "examples" / "make_class.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    module.make_hostile(PILOT / "pilot.ipynb", tmp_path / "hostile")
+    return module
+
+
+def hostile_notebook(tmp_path: Path, name: str):
+    """The pilot as the hostile student ``name`` of examples/make_class.py's adversarial suite
+    hands it in (``h_forge``, ``h_patch``, ...), read back from ``tmp_path/hostile``."""
+    hostile_suite().make_hostile(PILOT / "pilot.ipynb", tmp_path / "hostile")
     return nbformat.read(tmp_path / "hostile" / name / "pilot" / "pilot.ipynb", as_version=4)

@@ -44,8 +44,10 @@ FORBIDDEN = (
     (SANDBOXED, "coursetools.cli", "the sandboxed side is driven, it drives nothing"),
     ("coursetools.grading.grade", "coursetools.grading.classroom", "one submission, not a class"),
     ("coursetools.grading.grade", "coursetools.cli", "the command line drives grade"),
+    ("coursetools.grading", "coursetools.cli", "the command line drives the grader; the grader's front doors share the class pipeline, never the command line"),
     (LIMITS, "coursetools", "the runner's own control group: a leaf, so trusted -> limits stays safe"),
     (FRAMING, "coursetools", "the channels' frames: a leaf, so trusted -> framing stays safe"),
+    ("coursetools.cells", "coursetools", "nbgrader's cell kinds: a leaf every product may use"),
 )
 
 #: importer -> the only course modules (``coursetools.*``) it may import, and why.
@@ -207,7 +209,7 @@ def test_the_tree_has_the_three_products_and_the_grader_two_sides(graph):
     assert "coursetools.grading.sandboxed.sandbox" in graph and f"{TRUSTED}.runner" in graph
     # no module left loose at the root beside the products, but the shared and entry modules
     loose = {m for m in graph if m.count(".") == 1 and m.startswith("coursetools.")}
-    assert loose == {"coursetools.cli", "coursetools.rendering", "coursetools.__main__"} | {
+    assert loose == {"coursetools.cli", "coursetools.rendering", "coursetools.cells", "coursetools.__main__"} | {
         "coursetools.grading",
         "coursetools.book",
         "coursetools.authoring",

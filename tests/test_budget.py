@@ -101,7 +101,7 @@ def _with_first_cell(code: str):
 
 
 def _grade(nb, **options):
-    from coursetools.cli import hide_list
+    from coursetools.grading.classroom.pipeline import hide_list
     from coursetools.grading.grade import Job, Options, grade_job
 
     opts = Options(hide=hide_list(), **options)

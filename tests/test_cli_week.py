@@ -19,7 +19,7 @@ import pytest
 
 from coursetools import cli
 from coursetools.authoring.release import find_assignments, notebook_bytes, release_notebook
-from coursetools.grading.classroom import feedback, regrade
+from coursetools.grading.classroom import feedback, pipeline, regrade
 from coursetools.grading.classroom.collect import nearest_assignment
 from coursetools.grading.grade import Job, _empty_result
 
@@ -41,7 +41,7 @@ def _hand_in(root: Path, student: str, data: bytes, folder: str = "pilot") -> Pa
 
 
 class _FakeGrader:
-    """Stands in for ``cli.grade_class``: every job scores 1 point; remembers what it graded."""
+    """Stands in for ``pipeline.grade``: every job scores 1 point; remembers what it graded."""
 
     def __init__(self, mode: str = "bwrap") -> None:
         self.graded: list[tuple[str, str]] = []
@@ -58,7 +58,7 @@ class _FakeGrader:
 
 
 def _grade(monkeypatch, fake, submissions: Path, out: Path, *extra: str) -> int:
-    monkeypatch.setattr(cli, "grade_class", fake)
+    monkeypatch.setattr(pipeline, "grade", fake)
     return cli.main(
         [
             "grade",

@@ -27,7 +27,7 @@ import pytest
 
 from coursetools import cli
 from coursetools.authoring.release import notebook_bytes
-from coursetools.grading.classroom import feedback
+from coursetools.grading.classroom import feedback, pipeline
 from coursetools.grading.grade import Options
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -399,9 +399,9 @@ def test_a_class_with_hostile_names_goes_through_every_output(tmp_path):
     jobs, _ = collect(klass)
     assert {j.student for j in jobs} == {"ada", *names}
     stream = io.StringIO()
-    results = cli.grade_class(jobs, workers=1, stream=stream)
+    results = pipeline.grade(jobs, workers=1, stream=stream)
     assert {r["student"] for r in results} == {"ada", *names}
-    cli.write_outputs(results, out / "grades.csv", out / "feedback")
+    pipeline.write_outputs(results, out / "grades.csv", out / "feedback")
     text = stream.getvalue() + cli.report(results, out / "grades.csv", out / "feedback")
     assert "\x1b" not in text and "\u202e" not in text and "\\x1b[31mred\\nline" in text
     progress = [line for line in stream.getvalue().splitlines() if line.startswith("[")]

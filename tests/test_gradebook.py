@@ -277,7 +277,7 @@ def test_the_class_page_takes_the_roster_waiting_answers_and_attempts_from_nbgra
     exchange's inbound folder."""
     import re
 
-    from coursetools.cli import write_class_overview
+    from coursetools.grading.classroom.pipeline import write_class_overview
 
     coursedir, _ = _course(tmp_path)
     exchange = tmp_path / "exchange"

@@ -60,7 +60,6 @@ import copy
 import csv
 import dataclasses
 import html
-import importlib.util
 import io
 import os
 import pickle
@@ -70,11 +69,12 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from pilot_course import hostile_suite
 
 from coursetools import cli
 from coursetools.authoring import rules as authoring
 from coursetools.authoring.release import notebook_bytes, release_notebook
-from coursetools.grading.classroom import feedback
+from coursetools.grading.classroom import feedback, pipeline
 from coursetools.grading.grade import Job, Options, grade_job, merge
 from coursetools.grading.sandboxed import limits, sandbox
 
@@ -126,10 +126,7 @@ needs_isolation = pytest.mark.skipif(
 
 
 def _make_class_module():
-    spec = importlib.util.spec_from_file_location("make_class", ROOT / "examples" / "make_class.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return hostile_suite()
 
 
 @pytest.fixture(scope="module")
@@ -171,7 +168,7 @@ def _snapshot(directory: Path) -> dict:
 @pytest.fixture(scope="module")
 def jobs(klass):
     out, canary, _ = klass
-    options = Options(**OPTIONS, hide=cli.hide_list(out, canary.parent))
+    options = Options(**OPTIONS, hide=pipeline.hide_list(out, canary.parent))
     found, warnings = cli.collect_jobs(out, PILOT_ROOT, options)
     assert not warnings
     return found
@@ -179,7 +176,7 @@ def jobs(klass):
 
 @pytest.fixture(scope="module")
 def parallel(jobs):
-    return cli.grade_class(jobs, workers=2, stream=io.StringIO())
+    return pipeline.grade(jobs, workers=2, stream=io.StringIO())
 
 
 def _by_student(results):
@@ -230,7 +227,7 @@ def test_failures_say_why_in_the_graders_words(parallel):
 
 def test_no_hidden_test_and_no_student_text_reaches_feedback_or_details(parallel, tmp_path):
     grades = tmp_path / "out" / "grades.csv"
-    cli.write_outputs(parallel, grades, tmp_path / "out" / "feedback")
+    pipeline.write_outputs(parallel, grades, tmp_path / "out" / "feedback")
     source = nbformat.read(PILOT, as_version=4)
     release = release_notebook(source, "pilot")
     shown = {line.strip() for cell in release.cells for line in cell.source.splitlines()}
@@ -300,7 +297,7 @@ SUBSET = ("ada_full", "bob_partial", "h_tamper", "h_patch", "h_badjson")
 
 def test_serial_grading_gives_the_same_grades(jobs, parallel):
     subset = [j for j in jobs if j.student in SUBSET]
-    serial = cli.grade_class(subset, workers=1, stream=io.StringIO())
+    serial = pipeline.grade(subset, workers=1, stream=io.StringIO())
     assert _key(serial) == {k: v for k, v in _key(parallel).items() if k[0] in SUBSET}
 
 
@@ -314,13 +311,13 @@ def test_dask_local_cluster_gives_the_same_grades(jobs, parallel):
         host="127.0.0.1",
         dashboard_address="127.0.0.1:0",
     ) as cluster:
-        results = cli.grade_class(subset, scheduler=cluster, stream=io.StringIO())
+        results = pipeline.grade(subset, scheduler=cluster, stream=io.StringIO())
     assert _key(results) == {k: v for k, v in _key(parallel).items() if k[0] in SUBSET[:3]}
 
 
 def test_grades_csv_feedback_and_summary(parallel, tmp_path):
     grades = tmp_path / "out" / "grades.csv"
-    cli.write_outputs(parallel, grades, tmp_path / "out" / "feedback")
+    pipeline.write_outputs(parallel, grades, tmp_path / "out" / "feedback")
     rows = list(csv.DictReader(grades.open()))
     assert list(rows[0]) == ["student", "assignment", "score", "max_score"]
     expected = {s: float(v) for s, v in EXPECTED.items()}
@@ -387,7 +384,7 @@ def test_a_cpu_hog_does_not_cost_its_neighbour_points(jobs):
     honest = dataclasses.replace(
         hog, student="honest", submission=_honest_cpu_bound(CPU_NEEDED), options=options
     )
-    results = cli.grade_class([dataclasses.replace(hog, options=options), honest], workers=2, stream=io.StringIO())
+    results = pipeline.grade([dataclasses.replace(hog, options=options), honest], workers=2, stream=io.StringIO())
     by = _by_student(results)
     if by["honest"]["score"] != 7:
         after = _free_cpu_share()

@@ -45,7 +45,7 @@ from test_grading import OPTIONS, PILOT, PILOT_ROOT, _make_class_module
 from coursetools import cli
 from coursetools.authoring.release import notebook_bytes, release_notebook
 from coursetools.grading import bridge
-from coursetools.grading.classroom import collect, feedback
+from coursetools.grading.classroom import collect, feedback, pipeline
 from coursetools.grading.grade import Job, Options, TrustedRunner
 from coursetools.grading.sandboxed import limits
 from coursetools.grading.sandboxed.kernel import _unreadable
@@ -269,7 +269,7 @@ def test_200000_markdown_cells_are_a_problem_row_and_cost_nothing_after(tmp_path
         < collect.MAX_NOTEBOOK_BYTES
     )
     jobs, _ = cli.collect_jobs(root, PILOT_ROOT, Options(**OPTIONS))
-    results = cli.grade_class(jobs, workers=1, stream=io.StringIO())
+    results = pipeline.grade(jobs, workers=1, stream=io.StringIO())
     by = {r["student"]: r for r in results}
     assert by["ada"]["score"] == 7 and not by["ada"]["problems"], by["ada"]
     mallory = by["mallory"]
@@ -277,7 +277,7 @@ def test_200000_markdown_cells_are_a_problem_row_and_cost_nothing_after(tmp_path
     assert any("more than 2,000 cells" in p and "not graded" in p for p in mallory["problems"])
     assert mallory["feedback"] == []
     grades = tmp_path / "out" / "grades.csv"
-    cli.write_outputs(results, grades, tmp_path / "out" / "feedback")
+    pipeline.write_outputs(results, grades, tmp_path / "out" / "feedback")
     page = (tmp_path / "out" / "feedback" / "mallory" / "pilot.html").stat().st_size
     assert page < 64 * 1024  # 200,000 cells would be megabytes of page
     rows = {r["student"]: r for r in csv.DictReader(grades.open())}
@@ -334,10 +334,10 @@ def canary_class(tmp_path_factory):
     source, release = _assignment("canary", CANARY_EXERCISES)
     job = _job("smuggler", source, release, _answer(release, CANARY_ANSWERS))
     stream = io.StringIO()
-    results = cli.grade_class([job], workers=1, stream=stream)
+    results = pipeline.grade([job], workers=1, stream=stream)
     out = tmp_path_factory.mktemp("canary")
     grades = out / "grades.csv"
-    cli.write_outputs(results, grades, out / "feedback")
+    pipeline.write_outputs(results, grades, out / "feedback")
     terminal = stream.getvalue() + cli.report(results, grades, out / "feedback")
     return results[0], {
         "feedback page": (out / "feedback" / "smuggler" / "canary.html").read_text(),

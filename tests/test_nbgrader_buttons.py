@@ -16,7 +16,6 @@ The control: the same course with nbgrader's own Autograde restored gives h_patc
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -29,7 +28,7 @@ import nbformat
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from pilot_course import PILOT, ROOT, pilot_course  # noqa: E402
+from pilot_course import PILOT, ROOT, hostile_suite, pilot_course  # noqa: E402
 
 from coursetools.grading.classroom import feedback, gradebook, nbgrader_autograde  # noqa: E402
 
@@ -46,10 +45,7 @@ EXCHANGE = {"timestamp": "2026-11-20 09:30:00.000000 UTC", "secret": "0123abcd-s
 
 
 def _make_class():
-    spec = importlib.util.spec_from_file_location("make_class", ROOT / "examples" / "make_class.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return hostile_suite()
 
 
 def _env(course: Path) -> dict[str, str]:

@@ -134,12 +134,9 @@ def _validate_filled_release(path: str) -> dict:
 
 
 def _make_class():
-    import importlib.util
+    from coursetools.authoring import example_class
 
-    spec = importlib.util.spec_from_file_location("make_class", ROOT / "examples" / "make_class.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return example_class
 
 
 def _grade_solution(path: str) -> dict:

@@ -21,6 +21,7 @@ Hostile kernels (root only; each run in both modes, a mode skipped only when it 
 
 from __future__ import annotations
 
+import contextlib
 import html
 import os
 import pickle
@@ -38,7 +39,7 @@ from test_grading import PILOT, _make_class_module
 
 from coursetools import cli
 from coursetools.authoring.release import notebook_bytes, release_notebook
-from coursetools.grading.classroom import feedback
+from coursetools.grading.classroom import feedback, pipeline
 from coursetools.grading.grade import Job, Options, grade_job
 from coursetools.grading.sandboxed import sandbox
 
@@ -242,7 +243,7 @@ def pilot():
 
 def _job(pilot, student: str, nb, mode: str, **options) -> Job:
     source, release, _ = pilot
-    opts = dict(cell_timeout=30.0, notebook_timeout=180.0, sandbox=mode, hide=cli.hide_list())
+    opts = dict(cell_timeout=30.0, notebook_timeout=180.0, sandbox=mode, hide=pipeline.hide_list())
     return Job(
         student=student,
         assignment="pilot",
@@ -424,8 +425,10 @@ def test_another_copy_of_dplib_is_not_found_from_the_kernel(pilot, decoy, mode):
 
 FILL = """
 import os, time
+run = os.environ["JUPYTER_RUNTIME_DIR"]  # the same path on the host (a bind)
+open(os.path.join(run, "filling"), "w").close()  # while there is room: the host finds us by it
 wrote = {}
-for place in (os.environ["JUPYTER_RUNTIME_DIR"], os.environ["TMPDIR"]):
+for place in (run, os.environ["TMPDIR"]):
     wrote[place] = 0
     for n in range(20):  # 20 files of 30 MiB: 600 MiB, each under RLIMIT_FSIZE
         try:
@@ -436,8 +439,29 @@ for place in (os.environ["JUPYTER_RUNTIME_DIR"], os.environ["TMPDIR"]):
         except OSError:
             break
 print(wrote)
-time.sleep(12)  # hold it all while the neighbour is graded
+os.rename(os.path.join(run, "filling"), os.path.join(run, "filled"))  # a rename needs no room
+# hold it all while the neighbour is graded: until the host renames "filled" to "go"
+deadline = time.monotonic() + 150  # within the wall-clock backstop (3 x the 60 s cell limit)
+while not os.path.exists(os.path.join(run, "go")) and time.monotonic() < deadline:
+    time.sleep(0.05)
 """
+
+
+def _wait_for(find, what: str, timeout: float = 300.0):
+    """Poll ``find()`` until it returns something (an event, never a fixed sleep)."""
+    deadline = time.monotonic() + timeout
+    while (found := find()) is None:
+        assert time.monotonic() < deadline, f"no {what} after {timeout:g} s"
+        time.sleep(0.05)
+    return found
+
+
+def _marker(root: Path, name: str) -> Path | None:
+    """The filler kernel's marker file in its run directory (a tmpfs under ``root``), if any."""
+    for directory, _, files in os.walk(root):
+        if name in files:
+            return Path(directory, name)
+    return None
 
 GRADE = (
     "import pickle, sys\nfrom coursetools.grading.grade import grade_job\n"
@@ -477,22 +501,40 @@ def test_a_kernel_filling_its_run_dir_and_tmpdir_harms_no_neighbour(pilot, small
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     graders = []
+
+    def start(student, nb):
+        process = subprocess.Popen(
+            [sys.executable, "-c", GRADE],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+        )
+        process.stdin.write(pickle.dumps(_job(pilot, student, nb, mode, cell_timeout=60.0)))
+        process.stdin.close()
+        graders.append(process)
+        return process
+
+    filled = None
     try:
-        for student, nb in (("filler", hog), ("honest", full)):
-            process = subprocess.Popen(
-                [sys.executable, "-c", GRADE],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                env=env,
-            )
-            process.stdin.write(pickle.dumps(_job(pilot, student, nb, mode, cell_timeout=60.0)))
-            process.stdin.close()
-            graders.append(process)
-            time.sleep(3)  # the filler's kernel is writing (or holding) when the honest one starts
-        results = [pickle.loads(p.stdout.read()) for p in graders]
+        filler = start("filler", hog)
+        # The filler's kernel has filled its run dir and TMPDIR and holds them: now the honest
+        # one is graded, and the filler lets go only once the honest result is in.
+        def find():
+            assert filler.poll() is None, "the filler's grader ended before its kernel filled"
+            return _marker(small_tmpdir, "filled")
+
+        filled = _wait_for(find, "filled run directory")
+        honest_process = start("honest", full)
+        honest_result = pickle.loads(honest_process.stdout.read())
+        filled.rename(filled.with_name("go"))
+        filled = None
+        results = [pickle.loads(filler.stdout.read()), honest_result]
         for p in graders:
             assert p.wait(timeout=300) == 0
     finally:
+        if filled is not None:
+            with contextlib.suppress(OSError):
+                filled.rename(filled.with_name("go"))
         running.clear()
         sampler.join()
         for p in graders:

@@ -116,12 +116,9 @@ c.Execute.timeout = 300
 
 
 def _make_class():
-    import importlib.util
+    from coursetools.authoring import example_class
 
-    spec = importlib.util.spec_from_file_location("make_class", ROOT / "examples" / "make_class.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return example_class
 
 
 def _test_cells(nb) -> dict[str, float]:

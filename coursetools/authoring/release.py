@@ -30,6 +30,8 @@ from pathlib import Path
 import nbformat
 from nbformat.notebooknode import NotebookNode
 
+from coursetools import cells
+
 __all__ = [
     "find_assignments",
     "release_notebook",
@@ -106,7 +108,7 @@ def _config():
 
 
 def _stable_id(name: str, index: int, cell: NotebookNode) -> str:
-    grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", "")
+    grade_id = cells.grade_id(cell) or ""
     digest = hashlib.sha1(f"{name}\0{index}\0{grade_id}".encode()).hexdigest()
     return digest[:8]
 

@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 
 from nbformat.notebooknode import NotebookNode
 
+from coursetools.cells import nbgrader
+
 __all__ = ["TestCell", "GradingPlan", "plan", "lint", "split_hidden"]
 
 BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
@@ -59,9 +61,7 @@ class GradingPlan:
     bans: list[str] = field(default_factory=list)  # "dplib.x" the grading kernel lacks
 
 
-def _nbg(cell) -> dict:
-    meta = cell.get("metadata", {}).get("nbgrader")
-    return meta if isinstance(meta, dict) else {}
+_nbg = nbgrader  # one reading of nbgrader's metadata: coursetools.cells
 
 
 def _python(source: str) -> str:

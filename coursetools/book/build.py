@@ -9,7 +9,7 @@ One job: from ``solutions/`` to ``_build/html/``, offline at build and at read t
    solution*, the visible tests with their outputs, and for written questions a model answer
    folded behind *Show a model answer*. No nbgrader marker or metadata reaches a page.
 2. **Execute.** The notebook run is the release with every answer filled in from the solution
-   (exactly ``examples/make_class.py``'s ``ada_full``): nbclient, in a copy of the chapter's own
+   (exactly ``coursetools/authoring/example_class.py``'s ``ada_full``): nbclient, in a copy of the chapter's own
    folder, chapters in parallel in a process pool, with a per-cell timeout. A cell that fails is
    shown with its traceback and reported; ``strict`` makes that a failed build.
 3. **Cache.** An executed chapter is kept in ``build/book/cache/`` under a hash of everything its
@@ -47,6 +47,7 @@ from typing import TextIO
 import nbformat
 from nbformat.notebooknode import NotebookNode
 
+from coursetools.authoring import example_class
 from coursetools.authoring.release import (
     BEGIN_SOLUTION,
     END_SOLUTION,
@@ -57,6 +58,7 @@ from coursetools.authoring.release import (
 from coursetools.authoring.rules import split_hidden
 from coursetools.book import pages as site
 from coursetools.book import search
+from coursetools.cells import nbgrader
 from coursetools.rendering import markdown_to_html
 
 __all__ = [
@@ -122,31 +124,13 @@ class Chapter:
     filled: bytes
 
 
-def _nbgrader(cell) -> dict:
-    meta = cell.get("metadata", {}).get("nbgrader")
-    return meta if isinstance(meta, dict) else {}
-
-
-def _without_solution_markers(text: str) -> str:
-    return "\n".join(
-        line
-        for line in text.splitlines()
-        if BEGIN_SOLUTION not in line and END_SOLUTION not in line
-    )
-
-
 def filled_notebook(source: NotebookNode, release: NotebookNode) -> NotebookNode:
     """The release with every answer cell's solution filled in: what a full-marks student has.
 
-    The same notebook as ``examples/make_class.py``'s ``ada_full`` (``tests/test_book.py`` checks
-    it): hidden tests are absent because the release has none.
+    :mod:`coursetools.authoring.example_class`'s ``ada_full`` itself (one definition; hidden tests
+    are absent because the release has none).
     """
-    nb = copy.deepcopy(release)
-    solutions = {_nbgrader(c)["grade_id"]: c for c in source.cells if _nbgrader(c).get("solution")}
-    for cell in nb.cells:
-        if _nbgrader(cell).get("solution"):
-            cell.source = _without_solution_markers(solutions[_nbgrader(cell)["grade_id"]].source)
-    return nb
+    return example_class.answered(source, release, 1.0)
 
 
 def load_chapter(source_root: Path, name: str) -> Chapter:
@@ -225,7 +209,7 @@ def _errors(nb: NotebookNode) -> list[str]:
     for index, cell in enumerate(nb.cells):
         for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
             if output.get("output_type") == "error":
-                where = _nbgrader(cell).get("grade_id") or (cell.source.splitlines() or [""])[0]
+                where = nbgrader(cell).get("grade_id") or (cell.source.splitlines() or [""])[0]
                 found.append(
                     f"cell {index} ({where[:60]}): {output.get('ename')}: {output.get('evalue')}"[
                         :300
@@ -543,7 +527,7 @@ def render_chapter(
     for index, (src, rel, exe) in enumerate(
         zip(chapter.source.cells, chapter.release.cells, executed, strict=True)
     ):
-        meta = _nbgrader(src)
+        meta = nbgrader(src)
         where = f"{chapter.name} cell {index}"
         if rel.cell_type == "markdown" and meta.get("solution"):
             prompt = "\n".join(

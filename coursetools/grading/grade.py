@@ -49,6 +49,7 @@ import nbformat
 from nbformat.notebooknode import NotebookNode
 
 from coursetools.authoring import rules
+from coursetools.cells import is_manual_cell, is_test_cell, max_points, nbgrader
 from coursetools.grading import bridge, framing
 from coursetools.grading.sandboxed import bans, limits
 from coursetools.grading.sandboxed import sandbox as sbx
@@ -59,6 +60,7 @@ from coursetools.grading.trusted import forkserver
 __all__ = [
     "Options",
     "Job",
+    "empty_result",
     "grade_job",
     "display_run",
     "display_cells",
@@ -114,28 +116,8 @@ class Job:
 # ------------------------------------------------------------------------------------ cell kinds
 
 
-def _nbg(cell: NotebookNode) -> dict:
-    meta = cell.get("metadata", {}).get("nbgrader")
-    return meta if isinstance(meta, dict) else {}
-
-
-def is_test_cell(cell: NotebookNode) -> bool:
-    """An autograder test cell: a graded code cell that is not an answer."""
-    meta = _nbg(cell)
-    return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
-
-
-def is_manual_cell(cell: NotebookNode) -> bool:
-    """A cell graded by hand: a graded answer (code or markdown) or a task."""
-    meta = _nbg(cell)
-    return bool(meta.get("task")) or (bool(meta.get("grade")) and bool(meta.get("solution")))
-
-
-def max_points(source: NotebookNode) -> tuple[float, float]:
-    """(autograded points, points graded by hand) of a source notebook."""
-    auto = sum(float(_nbg(c).get("points", 0)) for c in source.cells if is_test_cell(c))
-    manual = sum(float(_nbg(c).get("points", 0)) for c in source.cells if is_manual_cell(c))
-    return auto, manual
+# nbgrader's cell kinds have one home, coursetools.cells (re-exported here for the grader's users)
+_nbg = nbgrader
 
 
 # ----------------------------------------------------------------------------------------- merge
@@ -650,7 +632,9 @@ def _mode(options: Options) -> tuple[str, str]:
     return options.sandbox, f"asked for (--sandbox {options.sandbox})"
 
 
-def _empty_result(job: Job, source: NotebookNode, problems: list[str], mode: str, why: str = "") -> dict:
+def empty_result(job: Job, source: NotebookNode, problems: list[str], mode: str, why: str = "") -> dict:
+    """The result of a submission that was not run (nothing handed in, not a notebook, lost):
+    0 points on every test, with the problems; the one shape every result has."""
     auto, manual = max_points(source)
     cells = [
         {
@@ -679,6 +663,9 @@ def _empty_result(job: Job, source: NotebookNode, problems: list[str], mode: str
         "seconds": 0.0,
         "restarts": 0,
     }
+
+
+_empty_result = empty_result  # the name earlier callers used
 
 
 def _prepare_home(job: Job, nb_bytes: bytes) -> tuple[Path, Path, Path]:
@@ -841,7 +828,7 @@ def grade_job(job: Job) -> dict:
     mode, why = _mode(job.options)
     problems = list(job.problems)
     if job.submission is None:
-        return _empty_result(job, source, problems or ["no notebook handed in"], mode, why)
+        return empty_result(job, source, problems or ["no notebook handed in"], mode, why)
     try:
         with _quiet_nbformat():
             submission = nbformat.reads(job.submission.decode("utf-8"), as_version=4)
@@ -849,7 +836,7 @@ def grade_job(job: Job) -> dict:
             raise ValueError("no list of cells")
     except Exception as exc:  # noqa: BLE001 - any parse failure is the submission's
         message = ANSI.sub("", str(exc)).strip().splitlines()
-        return _empty_result(
+        return empty_result(
             job,
             source,
             problems

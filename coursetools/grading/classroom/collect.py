@@ -67,6 +67,7 @@ __all__ = [
     "latest_change",
     "snapshot_inbound",
     "source_texts",
+    "student_job",
 ]
 
 MAX_NOTEBOOK_BYTES = 16 * 1024**2
@@ -154,6 +155,21 @@ def collect_jobs(
     finally:
         os.close(root_fd)
     return jobs, warnings
+
+
+def student_job(submissions: Path, student: str, assignment: str, source_root: Path, options: Options) -> Job:
+    """The grading job of one student's assignment in a class folder
+    (``submissions/<student>/<assignment>/``), read exactly as :func:`collect_jobs` reads it;
+    a student with no folder gets a job whose problem says "nothing handed in"."""
+    texts = {assignment: source_texts(Path(source_root), assignment)}
+    root_fd = os.open(submissions, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        found = {s.name: s for s in _list_students(root_fd)}
+        entry = found.get(student) or _Student(student, "nothing handed in")
+        (job,) = _student_jobs(root_fd, entry, [assignment], texts, options)
+    finally:
+        os.close(root_fd)
+    return job
 
 
 # ------------------------------------------------------------------- one submission from the exchange
@@ -449,9 +465,6 @@ def source_texts(source_root: Path, name: str) -> tuple[str, str, dict[str, byte
         if p.is_file() and p.suffix != ".ipynb" and not IGNORED.intersection(p.parts)
     }
     return source, release.decode("utf-8"), assets
-
-
-_source_texts = source_texts  # the name nbgrader_autograde.py uses
 
 
 # ------------------------------------------------------------------------------------------ jobs

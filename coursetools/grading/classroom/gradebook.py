@@ -41,6 +41,7 @@ from pathlib import Path
 import nbformat
 from nbformat.notebooknode import NotebookNode
 
+from coursetools import cells
 from coursetools.grading.classroom.inert import inert_notebook
 from coursetools.grading.grade import Job, merge
 
@@ -158,7 +159,7 @@ def graded_notebook(job: Job, result: dict) -> NotebookNode:
         nb = copy.deepcopy(release)
     verdicts = {c["grade_id"]: c for c in result["cells"] if c["kind"] == "auto"}
     for cell in nb.cells:
-        gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        gid = cells.grade_id(cell)
         if cell.cell_type == "code" and gid in verdicts:
             cell.outputs = [_verdict_output(verdicts[gid])]
     notes = list(result.get("problems", [])) + list(result.get("notes", []))
@@ -190,17 +191,9 @@ def _record_one(gradebook, coursedir, job: Job, result: dict) -> Path:
             warnings.simplefilter("ignore", category=_sa_warning())
             gradebook.add_submission(job.assignment, job.student, **stamp)
     release = nbformat.reads(job.release, as_version=4)
-    stubs = {
-        c.metadata["nbgrader"]["grade_id"]: c.source
-        for c in release.cells
-        if c.get("metadata", {}).get("nbgrader", {}).get("solution")
-    }
+    stubs = {gid: c.source for gid, c in cells.answers_by_id(release.cells).items()}
     nb = graded_notebook(job, result)
-    answers = {
-        c.metadata["nbgrader"]["grade_id"]: c.source
-        for c in nb.cells
-        if c.get("metadata", {}).get("nbgrader", {}).get("solution")
-    }
+    answers = {gid: c.source for gid, c in cells.answers_by_id(nb.cells).items()}
     for cell in result["cells"]:
         grade = gradebook.find_grade(cell["grade_id"], notebook_id, job.assignment, job.student)
         grade.auto_score = cell["points"] if cell["kind"] == "auto" else None

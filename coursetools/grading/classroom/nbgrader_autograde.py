@@ -22,7 +22,7 @@ What then happens for one (student, assignment):
   pass an empty notebook instead of parsing the student's file;
 - :class:`TrustedAutograde` builds the grading job from nbgrader's submitted directory with
   :mod:`coursetools.grading.classroom.collect`'s own reader (no link followed, size and shape capped, nbgrader's
-  exchange timestamp and secret kept), grades it with :func:`coursetools.cli.grade_class` (the
+  exchange timestamp and secret kept), grades it with :func:`coursetools.grading.classroom.pipeline.grade` (the
   student's cells in the sandboxed kernel, the tests in the trusted runner, ``make grade``'s
   options), and records it with :func:`coursetools.grading.classroom.gradebook.record_results`: the same gradebook
   rows, the same inert autograded notebook, the same feedback page for an exchange submission,
@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures as cf
-import dataclasses
 import io
 import json
 import os
@@ -49,8 +48,7 @@ from nbconvert.exporters import Exporter, NotebookExporter
 from nbconvert.preprocessors import Preprocessor
 from traitlets import List, Unicode, default
 
-from coursetools import cli
-from coursetools.grading.classroom import collect, feedback, gradebook
+from coursetools.grading.classroom import collect, feedback, gradebook, pipeline
 from coursetools.grading.grade import Job, Options
 
 __all__ = [
@@ -98,16 +96,15 @@ def grading_options(coursedir, grade_args: list[str] | tuple[str, ...] = ()) -> 
         )
 
     parser.error = refuse
-    cli._grading_arguments(parser)
+    pipeline.add_grading_arguments(parser)
     args = parser.parse_args(list(grade_args))
     root = Path(coursedir.root).resolve()
-    args.submissions = _directory(coursedir, coursedir.submitted_directory)
-    args.grades = root / "build" / "grades.csv"
-    options = cli._options(args)
-    hidden = cli.hide_list(
-        args.submissions, root / "build", _directory(coursedir, coursedir.source_directory)
+    return pipeline.options_from(
+        args,
+        _directory(coursedir, coursedir.submitted_directory),
+        root / "build",
+        _directory(coursedir, coursedir.source_directory),
     )
-    return dataclasses.replace(options, hide=hidden)
 
 
 def submission_job(coursedir, student: str, assignment: str, options: Options) -> Job:
@@ -127,19 +124,9 @@ def submission_job(coursedir, student: str, assignment: str, options: Options) -
         if not isinstance(value, str) or not value or value in (".", "..") or "/" in value:
             raise ValueError(f"{name} must be one folder name, not {value!r}")
     submitted = _directory(coursedir, coursedir.submitted_directory)
-    texts = {
-        assignment: collect._source_texts(
-            _directory(coursedir, coursedir.source_directory), assignment
-        )
-    }
-    root_fd = os.open(submitted, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        found = {s.name: s for s in collect._list_students(root_fd)}
-        entry = found.get(student) or collect._Student(student, "nothing handed in")
-        (job,) = collect._student_jobs(root_fd, entry, [assignment], texts, options)
-    finally:
-        os.close(root_fd)
-    return job
+    return collect.student_job(
+        submitted, student, assignment, _directory(coursedir, coursedir.source_directory), options
+    )
 
 
 def grade(job: Job) -> tuple[dict, str]:
@@ -150,7 +137,7 @@ def grade(job: Job) -> tuple[dict, str]:
     """
     progress = io.StringIO()
     with cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="trusted-grader") as pool:
-        (result,) = pool.submit(cli.grade_class, [job], workers=1, stream=progress).result()
+        (result,) = pool.submit(pipeline.grade, [job], workers=1, stream=progress).result()
     return result, progress.getvalue().strip()
 
 
@@ -187,7 +174,7 @@ def register_assignment(assignment: str, student: str = "", notebooks=(), **_ign
             return
         except MissingEntry:
             pass
-    source, release, files = collect._source_texts(
+    source, release, files = collect.source_texts(
         _directory(coursedir, coursedir.source_directory), assignment
     )
     job = Job(

@@ -1,0 +1,349 @@
+"""Grading a class: the one pipeline every front door calls.
+
+One job: the steps that turn grading jobs into everything a class's grading leaves behind, in
+one place, so that ``make grade``, ``make course``, the hand-in service and the formgrader's
+*Autograde* button cannot drift apart:
+
+1. **options** (:func:`add_grading_arguments`, :func:`options_from`): the grader's limits and the
+   instructor folders hidden from the kernel (:func:`hide_list`);
+2. **plan** (:func:`plan`): which jobs can keep last run's result
+   (:mod:`~coursetools.grading.classroom.regrade`);
+3. **grade** (:func:`grade`): through an executor (local processes or Dask), the jobs it lost and
+   the ones cut by a wall-clock limit while computing (``starved``) graded again alone;
+4. **record** (:func:`record`): the feedback pages, the grades CSV and details merged with what is
+   there (:func:`write_outputs`), nbgrader's gradebook, the class page
+   (:func:`write_class_overview`).
+
+:func:`run` is steps 2-4 for a collected class. The command line only collects, calls this and
+prints; the hand-in service calls :func:`record` for each submission it grades; the formgrader
+calls :func:`grade` and nbgrader records.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+from coursetools.grading.classroom import class_page, executors, feedback, regrade
+from coursetools.grading.grade import Job, Options, empty_result, grade_job
+
+__all__ = [
+    "Outputs",
+    "Recorded",
+    "Run",
+    "add_grading_arguments",
+    "grade",
+    "hide_list",
+    "options_from",
+    "options_with_hidden",
+    "plan",
+    "record",
+    "run",
+    "sandbox_mode",
+    "write_class_overview",
+    "write_outputs",
+]
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+# --------------------------------------------------------------------------------------- options
+
+
+def hide_list(*extra: Path) -> tuple[str, ...]:
+    """Instructor directories covered in the kernel's view (setuid sandbox mode)."""
+    paths = [
+        ROOT / "solutions",
+        ROOT / "tests",
+        ROOT / "examples",
+        ROOT / "build",
+        ROOT / ".git",
+        Path.home(),
+        *extra,
+    ]
+    return tuple(sorted({str(p.resolve()) for p in paths}))
+
+
+def add_grading_arguments(p: argparse.ArgumentParser) -> None:
+    """The grader's options, as ``grade``, ``course``, ``handin`` and the formgrader take them."""
+    p.add_argument(
+        "--workers", type=int, default=None, help="parallel graders (default: one per core)"
+    )
+    p.add_argument("--scheduler", default=None, help="grade on a Dask cluster: tcp://host:port")
+    p.add_argument(
+        "--cell-timeout",
+        type=float,
+        default=120.0,
+        help="CPU seconds per cell or test (a wall-clock backstop of 3x + 10 s)",
+    )
+    p.add_argument(
+        "--notebook-timeout", type=float, default=900.0, help="CPU seconds per notebook"
+    )
+    p.add_argument("--sandbox", default="auto", choices=["auto", "bwrap", "setuid", "rlimit"])
+    p.add_argument(
+        "--memory-gb",
+        type=float,
+        default=3.0,
+        help="memory of one submission (cgroup, tmpfs counted) and of each of its processes",
+    )
+    p.add_argument("--max-pids", type=int, default=256, help="processes and threads per submission")
+    p.add_argument("--cpus", type=float, default=1.0, help="CPU share of one submission, in cores")
+    p.add_argument(
+        "--with-outputs",
+        action="store_true",
+        help="show each student's own outputs and figures on the feedback page (a second, "
+        "ungraded run of every notebook without its hidden tests: about twice the grading time)",
+    )
+
+
+def options_from(args: argparse.Namespace, *hidden: Path) -> Options:
+    """:class:`Options` from :func:`add_grading_arguments`'s values; ``hidden`` folders (the
+    submissions, the outputs) are covered in the kernel's view besides :func:`hide_list`'s."""
+    return Options(
+        cell_timeout=args.cell_timeout,
+        notebook_timeout=args.notebook_timeout,
+        sandbox=args.sandbox,
+        memory_bytes=int(args.memory_gb * 1024**3),
+        max_pids=args.max_pids,
+        cpus=args.cpus,
+        hide=hide_list(*hidden),
+        with_outputs=args.with_outputs,
+    )
+
+
+def sandbox_mode(options: Options) -> str:
+    """The sandbox mode jobs with ``options`` will run in (part of the regrade key)."""
+    if options.sandbox != "auto":
+        return options.sandbox
+    from coursetools.grading.sandboxed import sandbox  # noqa: PLC0415 - probes once, when needed
+
+    return sandbox.detect_mode()
+
+
+# ----------------------------------------------------------------------------------------- grade
+
+
+def _lost(job: Job, exc: BaseException) -> dict:
+    source = nbformat.reads(job.source, as_version=4)
+    result = empty_result(job, source, [f"grader error, grade again: {type(exc).__name__}: {exc}"[:300]], "?")
+    result["grader_error"] = True
+    return result
+
+
+def grade(jobs: list[Job], *, workers: int | None = None, scheduler=None, stream=None) -> list[dict]:
+    """Grade every job through an executor, in the jobs' order.
+
+    Jobs lost by the executor, and jobs cut by a wall-clock limit while computing (``starved``:
+    the machine was too busy to give them their CPU time), are graded again here, one at a time
+    with nothing else running, and that result counts.
+    """
+
+    def label(j):
+        return f"{feedback.display_name(j.student)}/{feedback.display_name(j.assignment)}"
+
+    def describe(r):
+        return f"{r['score']:g}/{r['max_score']:g}" + (" (problems)" if r["problems"] else "")
+
+    with executors.make_executor(workers, scheduler) as executor:
+        results = executors.run_all(
+            executor, grade_job, jobs, label=label, describe=describe, on_error=_lost, stream=stream
+        )
+    retry = [i for i, r in enumerate(results) if r.get("grader_error") or r.get("starved")]
+    if retry:
+        print(
+            f"grading {len(retry)} submission(s) again, alone: lost by the executor, or cut by a "
+            "wall-clock limit while computing on a busy machine",
+            file=stream or sys.stderr,
+        )
+        again = executors.run_all(
+            executors.SerialExecutor(),
+            grade_job,
+            [jobs[i] for i in retry],
+            label=label,
+            describe=describe,
+            on_error=_lost,
+            stream=stream,
+        )
+        for i, result in zip(retry, again, strict=True):
+            results[i] = result
+    return results
+
+
+def plan(
+    jobs: Sequence[Job], grades: Path, feedback_dir: Path, *, regrade_all: bool = False
+) -> tuple[list[int], dict[int, dict], list[str]]:
+    """``(indices to grade, {index: last run's result kept}, keys)`` (:mod:`regrade`)."""
+    mode = sandbox_mode(jobs[0].options) if jobs else "?"
+    keys = [regrade.job_key(job, mode) for job in jobs]
+    to_grade, reused = regrade.plan(
+        jobs,
+        keys,
+        regrade.load_results(Path(grades).with_suffix(".json")),
+        lambda student, assignment: feedback.feedback_path(feedback_dir, student, assignment).is_file(),
+        regrade_all=regrade_all,
+    )
+    return to_grade, reused, keys
+
+
+# ---------------------------------------------------------------------------------------- record
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """Where a class's grading is recorded."""
+
+    grades: Path  # the grades CSV; the details JSON beside it
+    feedback_dir: Path | None = None  # default: ``<grades folder>/feedback``
+    gradebook: bool = False  # also nbgrader's gradebook (the course of ``nbgrader_config``)
+    nbgrader_config: Path | None = None
+    class_page: bool = True
+    class_title: str = "Course"
+
+    @property
+    def pages(self) -> Path:
+        return Path(self.feedback_dir) if self.feedback_dir else Path(self.grades).parent / "feedback"
+
+
+@dataclass
+class Recorded:
+    """What :func:`record` wrote."""
+
+    rows: list[dict]  # every row of the details file, this run's merged with earlier ones
+    gradebook_db: str = ""
+    gradebook_written: int = 0
+    gradebook_trouble: list[str] = field(default_factory=list)
+    gradebook_error: str = ""
+    class_page: Path | None = None
+
+
+def write_outputs(results: list[dict], grades: Path, feedback_dir: Path) -> list[dict]:
+    """Write this run's pages, and the grades CSV and details merged with what is already there.
+
+    Every (student, assignment) graded now gets its page written or replaced and its row added or
+    replaced; pages and rows of anything else (another class, last week) are kept as they are:
+    nothing is ever deleted. Returns every row of the details file.
+    """
+    details = Path(grades).with_suffix(".json")
+    feedback.write_feedback(results, feedback_dir)
+    slim = [{k: v for k, v in r.items() if k != "feedback"} for r in results]
+    for row in slim:
+        remedy = feedback.sandbox_remedy(feedback.sandbox_mode(row), str(row.get("sandbox_why", "")))
+        if remedy:
+            row["sandbox_remedy"] = remedy
+    merged = regrade.merge_results(regrade.load_results(details), slim)
+    feedback.write_grades(merged, grades)
+    tmp = details.with_name(f".{details.name}.tmp")
+    tmp.write_text(json.dumps(merged, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.replace(details)
+    return merged
+
+
+def write_class_overview(
+    results: list[dict], directory: Path, *, nbgrader_config=None, use_gradebook: bool = False,
+    title: str = "Course",
+) -> Path | None:
+    """``directory/class.html`` (:mod:`coursetools.grading.classroom.class_page`), with the roster
+    and the written answers waiting from the gradebook and the attempts from nbgrader's exchange
+    when there are; never fails the grading run (says why and returns None)."""
+    from coursetools.grading.classroom import gradebook  # noqa: PLC0415 - imports nbgrader
+
+    roster = waiting = None
+    attempts: dict = {}
+    config = nbgrader_config or gradebook.CONFIG
+    try:
+        attempts = class_page.count_attempts(gradebook.exchange_inbound(config))
+        if use_gradebook:
+            roster, waiting = class_page.written_waiting_from_gradebook(
+                gradebook.course_directory(config).db_url
+            )
+            roster = sorted(set(roster) | {r["student"] for r in results})
+    except Exception as exc:  # noqa: BLE001 - the page is written without what could not be read
+        print(f"class page: no roster from the gradebook ({feedback.printable(str(exc))})", file=sys.stderr)
+    try:
+        return class_page.write_class_page(
+            results, directory, roster=roster, attempts=attempts, written_waiting=waiting, title=title,
+        )
+    except Exception as exc:  # noqa: BLE001 - grades and feedback are written: say why not this
+        print(f"class page not written: {feedback.printable(str(exc))}", file=sys.stderr)
+        return None
+
+
+def record(jobs: Sequence[Job], results: list[dict], outputs: Outputs) -> Recorded:
+    """Pages, grades (merged), the gradebook and the class page for ``results`` of ``jobs``.
+
+    Idempotent (a submission recorded twice replaces its rows and page); the gradebook's and the
+    class page's trouble is reported in the :class:`Recorded`, never raised: the grades and pages
+    are written first.
+    """
+    done = Recorded(write_outputs(results, outputs.grades, outputs.pages))
+    if outputs.gradebook and jobs:
+        from coursetools.grading.classroom import gradebook  # noqa: PLC0415 - imports nbgrader
+
+        try:
+            coursedir = gradebook.course_directory(outputs.nbgrader_config or gradebook.CONFIG)
+            done.gradebook_db = coursedir.db_url
+            written, done.gradebook_trouble = gradebook.record_results(list(jobs), results, coursedir)
+            done.gradebook_written = len(written)
+        except Exception as exc:  # noqa: BLE001 - the CSV and feedback are written: say why not
+            done.gradebook_error = f"{type(exc).__name__}: {exc}"
+    if outputs.class_page:
+        done.class_page = write_class_overview(
+            done.rows, Path(outputs.grades).parent, nbgrader_config=outputs.nbgrader_config,
+            use_gradebook=outputs.gradebook, title=outputs.class_title,
+        )
+    return done
+
+
+# ------------------------------------------------------------------------------------------- run
+
+
+@dataclass
+class Run:
+    """One grading of a class: every job's result (this run's or last run's kept), and what was
+    recorded."""
+
+    results: list[dict]
+    graded: list[int]  # indices of the jobs graded now
+    reused: dict[int, dict]
+    recorded: Recorded
+
+
+def run(
+    jobs: list[Job],
+    outputs: Outputs,
+    *,
+    regrade_all: bool = False,
+    workers: int | None = None,
+    scheduler: Any = None,
+    grader: Callable[..., list[dict]] | None = None,
+) -> Run:
+    """Plan, grade what changed, record: the whole class pipeline (module docstring).
+
+    ``grader`` replaces :func:`grade` (tests pass a fake one).
+    """
+    to_grade, reused, keys = plan(jobs, outputs.grades, outputs.pages, regrade_all=regrade_all)
+    graded_jobs = [jobs[i] for i in to_grade]
+    fresh = (grader or grade)(graded_jobs, workers=workers, scheduler=scheduler) if graded_jobs else []
+    for i, result in zip(to_grade, fresh, strict=True):
+        if not result.get("grader_error"):
+            result[regrade.KEY_FIELD] = keys[i]
+    recorded = record(graded_jobs, fresh, outputs)  # the class page shows every row, kept ones too
+    results: list[dict] = [{}] * len(jobs)
+    for i, result in zip(to_grade, fresh, strict=True):
+        results[i] = result
+    for i, result in reused.items():
+        results[i] = result
+    return Run(results, to_grade, reused, recorded)
+
+
+def options_with_hidden(options: Options, *extra: Path) -> Options:
+    """``options`` with ``extra`` folders covered in the kernel's view too."""
+    return dataclasses.replace(options, hide=(*options.hide, *hide_list(*extra)))

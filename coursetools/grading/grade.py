@@ -60,6 +60,7 @@ from coursetools.grading.trusted import forkserver
 __all__ = [
     "Options",
     "Job",
+    "Result",
     "empty_result",
     "grade_job",
     "display_run",
@@ -632,37 +633,57 @@ def _mode(options: Options) -> tuple[str, str]:
     return options.sandbox, f"asked for (--sandbox {options.sandbox})"
 
 
-def empty_result(job: Job, source: NotebookNode, problems: list[str], mode: str, why: str = "") -> dict:
-    """The result of a submission that was not run (nothing handed in, not a notebook, lost):
-    0 points on every test, with the problems; the one shape every result has."""
-    auto, manual = max_points(source)
-    cells = [
-        {
-            "grade_id": _nbg(c)["grade_id"],
-            "kind": "auto",
-            "points": 0.0,
-            "max_points": float(_nbg(c).get("points", 0)),
-            "status": "not run",
-            "message": "",
-        }
-        for c in source.cells
-        if is_test_cell(c)
-    ]
-    return {
-        "student": job.student,
-        "assignment": job.assignment,
-        "score": 0.0,
-        "max_score": auto,
-        "manual_max": manual,
-        "cells": cells,
-        "problems": problems,
-        "notes": [],
-        "feedback": [],
-        "sandbox": _sandbox_field(mode, ""),
-        **_sandbox_fields(mode, why),
-        "seconds": 0.0,
-        "restarts": 0,
-    }
+class Result(dict):
+    """One graded submission, as every consumer reads it: a ``dict`` (JSON in the details file,
+    picklable across a Dask cluster) with these keys, built only by :meth:`empty` and
+    :func:`grade_job`.
+
+    ``student``, ``assignment``; ``score`` and ``max_score`` (autograded points), ``manual_max``
+    (points graded by hand); ``cells`` (one per test or hand-graded cell: ``grade_id``, ``kind``
+    auto|manual, ``points``, ``max_points``, ``status``, ``message``, ``hidden`` when a hidden
+    line failed, ``cpu_seconds`` the test cost); ``problems`` and ``notes`` (the grader's
+    sentences); ``feedback`` (the cells of the page); the sandbox: ``sandbox`` (one line),
+    ``sandbox_mode``, ``sandbox_off`` (each guarantee off, :func:`sandbox.guarantees_off`) and
+    ``sandbox_why`` (why a weaker mode); ``seconds``, ``restarts``, ``kernel_calls``, ``usage``
+    (the control group's figures); ``starved`` (cut by the wall clock while computing: graded
+    again alone); ``grader_error`` when the grader, not the submission, failed.
+    """
+
+    @classmethod
+    def empty(cls, job: Job, source: NotebookNode, problems: list[str], mode: str, why: str = "") -> Result:
+        """The result of a submission that was not run (nothing handed in, not a notebook, lost):
+        0 points on every test, with the problems."""
+        auto, manual = max_points(source)
+        cells = [
+            {
+                "grade_id": _nbg(c)["grade_id"],
+                "kind": "auto",
+                "points": 0.0,
+                "max_points": float(_nbg(c).get("points", 0)),
+                "status": "not run",
+                "message": "",
+            }
+            for c in source.cells
+            if is_test_cell(c)
+        ]
+        return cls(
+            student=job.student,
+            assignment=job.assignment,
+            score=0.0,
+            max_score=auto,
+            manual_max=manual,
+            cells=cells,
+            problems=problems,
+            notes=[],
+            feedback=[],
+            sandbox=_sandbox_field(mode, ""),
+            **_sandbox_fields(mode, why),
+            seconds=0.0,
+            restarts=0,
+        )
+
+
+empty_result = Result.empty
 
 
 _empty_result = empty_result  # the name earlier callers used
@@ -820,7 +841,7 @@ def display_run(
     return shown, problems
 
 
-def grade_job(job: Job) -> dict:
+def grade_job(job: Job) -> Result:
     """Grade one submission; never raises for anything the submission does."""
     started = time.monotonic()
     source = nbformat.reads(job.source, as_version=4)
@@ -873,7 +894,7 @@ def grade_job(job: Job) -> dict:
         problems += trouble
     auto, manual = max_points(source)
     got = sum(r["points"] for r in results if r["kind"] == "auto")
-    return {
+    return Result({
         "student": job.student,
         "assignment": job.assignment,
         "score": round(got, 6),
@@ -891,7 +912,7 @@ def grade_job(job: Job) -> dict:
         "usage": usage,
         # cut by the wall clock while computing: graded again alone before it counts
         "starved": bool(grader and grader.starved),
-    }
+    })
 
 
 class _quiet_nbformat:

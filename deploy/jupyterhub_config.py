@@ -26,6 +26,11 @@ Settings come from the environment (docs/jupyterhub.md has the whole walk-throug
                            ``COURSE_HANDIN_SETTINGS`` its rules (default deploy/handin.toml),
                            ``COURSE_HANDIN_SCHEDULER`` a Dask scheduler to grade on
                            (default: the hub machine's cores).
+``COURSE_INSTRUCTOR_GROUP`` optional: the operating-system group of the instructors. The hand-in
+                           service writes grades, pages and the class page readable by its group
+                           only (umask 027); with this set, ``COURSE_ROOT/build`` is made that
+                           group's and setgid (2750), so instructors read what the service
+                           (root) writes and students read none of it.
 ``COURSE_HUB_ADMIN_TOKEN`` optional: an API token for a service that may manage users and
                            servers (the end-to-end test drives the hub with it).
 """
@@ -84,6 +89,12 @@ services = []
 # (attempts, cool-down, deadline, hidden messages; default deploy/handin.toml).
 if os.environ.get("COURSE_HANDIN", "1") != "0":
     BUILD = COURSE_ROOT / "build"
+    if os.environ.get("COURSE_INSTRUCTOR_GROUP"):  # what the service writes: instructors only
+        import grp
+
+        BUILD.mkdir(parents=True, exist_ok=True)
+        os.chown(BUILD, -1, grp.getgrnam(os.environ["COURSE_INSTRUCTOR_GROUP"]).gr_gid)
+        BUILD.chmod(0o2750)  # setgid: files and folders made inside keep the instructors' group
     services.append(
         {
             "name": "handin-grader",

@@ -161,3 +161,13 @@ def test_pld_calibration_never_overshoots(setting):
     assert dpsgd_epsilon(q, sigma, steps, delta, accountant="pld") <= target
     # and it is tight: 0.1% less noise overshoots
     assert dpsgd_epsilon(q, sigma * 0.999, steps, delta, accountant="pld") > target
+
+
+@pytest.mark.parametrize("rdp", [["0.1", "0.2"], [True, False], "0.1", None])
+def test_rdp_to_dp_refuses_strings_and_booleans_as_rdp_values(rdp):
+    # Issue 38, finding 5: rdp_to_dp(..., ['0.1', '0.2'], ...) parsed the strings as numbers.
+    from dplib import rdp_to_dp
+
+    with pytest.raises(TypeError, match="rdp must be"):
+        rdp_to_dp([2.0, 3.0], rdp, 1e-5)
+    assert rdp_to_dp([2.0, 3.0], [0.1, 0.2], 1e-5)[0] > 0

@@ -232,8 +232,10 @@ def test_poisson_sample_edge_cases_and_errors():
     np.testing.assert_array_equal(poisson_sample(50, 0.5, rng=7), poisson_sample(50, 0.5, rng=7))
     with pytest.raises(ValueError, match=r"sampling_rate must be in \(0, 1\], got 0"):
         poisson_sample(5, 0)
-    with pytest.raises(ValueError, match="n must be an integer >= 1"):
-        poisson_sample(0, 0.5)
+    # 0 examples: an empty batch (under add/remove the empty dataset is answered, issue 38)
+    assert poisson_sample(0, 0.5, rng=0).shape == (0,)
+    with pytest.raises(ValueError, match="n must be an integer >= 0"):
+        poisson_sample(-1, 0.5)
 
 
 # ----------------------------------------------------------------------------- classifier

@@ -32,27 +32,32 @@ def test_sensitivity_grows_with_the_number_of_features():
 
 def test_fit_spends_exactly_epsilon_with_the_right_sensitivities(monkeypatch):
     # Record every release: the budgets must add up to epsilon, and the sensitivities must be
-    # 1 for the class counts and 3D/4 for the sums and squares (module notes).
+    # 1 for the class counts and 3D/4 for the sums and squares (module notes), the latter in
+    # grid units of 2**-k: scale (3D/4) 2**k / eps_stats.
     calls = []
-    real_laplace, real_discrete = nb_module.laplace_mechanism, nb_module.discrete_laplace_mechanism
+    real_noise, real_discrete = nb_module._discrete_laplace, nb_module.discrete_laplace_mechanism
 
-    def spy_laplace(value, sensitivity, epsilon, *, rng=None):
-        calls.append(("laplace", np.shape(value), sensitivity, epsilon))
-        return real_laplace(value, sensitivity, epsilon, rng=rng)
+    def spy_noise(scale, shape, generator):
+        calls.append(("stats", shape, scale))
+        return real_noise(scale, shape, generator)
 
     def spy_discrete(value, sensitivity, epsilon, *, rng=None):
         calls.append(("discrete", np.shape(value), sensitivity, epsilon))
         return real_discrete(value, sensitivity, epsilon, rng=rng)
 
-    monkeypatch.setattr(nb_module, "laplace_mechanism", spy_laplace)
+    monkeypatch.setattr(nb_module, "_discrete_laplace", spy_noise)
     monkeypatch.setattr(nb_module, "discrete_laplace_mechanism", spy_discrete)
     X, y = _blobs(d=4)
-    DPNaiveBayes(epsilon=2.0, bounds=(-6, 6), classes=[0, 1], random_state=0).fit(X, y)
+    clf = DPNaiveBayes(epsilon=2.0, bounds=(-6, 6), classes=[0, 1], random_state=0).fit(X, y)
     assert len(calls) == 2
     kinds = {c[0]: c for c in calls}
     assert kinds["discrete"][1] == (2,) and kinds["discrete"][2] == 1
-    assert kinds["laplace"][1] == (2, 8) and kinds["laplace"][2] == pytest.approx(3.0)
-    assert sum(c[3] for c in calls) == pytest.approx(2.0)
+    eps_counts = kinds["discrete"][3]
+    assert eps_counts == pytest.approx(2.0 * nb_module.COUNT_FRACTION)
+    assert kinds["stats"][1] == (2, 8)
+    # scale in real units = (3D/4) / eps_stats with D = 4 and eps_stats = 2 - eps_counts
+    assert kinds["stats"][2] * clf.grid_step_ == pytest.approx(3.0 / (2.0 - eps_counts), rel=1e-15)
+    assert kinds["stats"][2] * clf.grid_step_ >= 3.0 / (2.0 - eps_counts)  # never below
 
 
 def test_noise_scale_attribute():
@@ -203,3 +208,46 @@ def test_repr_shows_the_arguments_that_differ_from_their_defaults():
 
     assert repr(DPNaiveBayes(epsilon=2.0, random_state=3)) == "DPNaiveBayes(epsilon=2.0, random_state=3)"
     assert repr(DPSGDClassifier(1.0, 1e-5, epochs=5)) == "DPSGDClassifier(epsilon=1.0, delta=1e-05, epochs=5)"
+
+
+def test_bounds_too_wide_for_a_finite_variance_are_refused_before_any_draw():
+    # Issue 38, finding 5: bounds (-1e200, 1e200) were accepted, then var_ was inf and
+    # predict_proba NaN ((2e200)**2 overflows). Refused, naming bounds, before any randomness.
+    X, y = _blobs(d=2)
+    gen = np.random.default_rng(5)
+    before = gen.bit_generator.state
+    with pytest.raises(ValueError, match=r"bounds: upper - lower must be at most 1e\+150"):
+        DPNaiveBayes(1.0, bounds=(-1e200, 1e200), classes=[0, 1], random_state=gen).fit(X, y)
+    assert gen.bit_generator.state == before
+    # the widest accepted bounds give finite variances and probabilities
+    clf = DPNaiveBayes(1.0, bounds=(-5e149, 5e149), classes=[0, 1], random_state=0).fit(X, y)
+    assert np.all(np.isfinite(clf.var_)) and np.all(np.isfinite(clf.predict_proba(X)))
+
+
+def test_empty_training_set_is_answered_and_needs_public_classes():
+    clf = DPNaiveBayes(1.0, bounds=(-6, 6), classes=[0, 1], random_state=0).fit(np.empty((0, 3)), [])
+    assert clf.theta_.shape == (2, 3) and np.all(np.isfinite(clf.var_))
+    with pytest.raises(ValueError, match="classes must be given"):
+        DPNaiveBayes(1.0, bounds=(-6, 6)).fit(np.empty((0, 3)), [])
+
+
+def test_released_sums_carry_discrete_laplace_noise_on_the_grid():
+    # All-zero data: the released sums are grid_step * Z with Z discrete Laplace of scale
+    # (3D/4) 2**k / eps_stats grid units (D = 1, eps = 1: 0.75 / 0.9 in real units).
+    from dplib.testing import assert_distribution
+
+    X, y = np.zeros((10, 1)), np.zeros(10, dtype=int)
+    residuals = []
+    for seed in range(300):
+        clf = DPNaiveBayes(1.0, bounds=(-1, 1), classes=[0, 1], random_state=seed).fit(X, y)
+        residuals.append(clf.noisy_sums_.ravel() / clf.grid_step_)
+    scale = 0.75 / 0.9 / clf.grid_step_
+    q = np.exp(-1.0 / scale)
+
+    def cdf(x):
+        k = np.floor(x)
+        return np.where(k < 0, q ** (-k) / (1 + q), 1 - q ** (k + 1) / (1 + q))
+
+    draws = np.concatenate(residuals)
+    assert np.array_equal(draws, np.round(draws))
+    assert_distribution(draws, cdf)

@@ -56,8 +56,6 @@ TEXTBOOK_FOR_TEACHING = {
     "noisy_gradient": "DP-SGD's Gaussian noise on float gradients (Abadi et al. 2016), as in Opacus "
     "and TF Privacy; a model's weights are not a lattice release",
     "DPSGDClassifier": "trains with noisy_gradient (float Gaussian noise, as Opacus does)",
-    "DPNaiveBayes": "its class counts are discrete Laplace, but its per-class means and variances "
-    "use the textbook laplace_mechanism (notebook 02's model); not yet on a grid",
 }
 
 
@@ -219,6 +217,8 @@ LATTICES = {
         _integers,
     ),
     "mwem": (None, None, None),  # a table after post-processing: see test_mwem_releases_lattice_values
+    # a model after post-processing: see test_naive_bayes_releases_lattice_statistics
+    "DPNaiveBayes": (None, None, None),
 }
 
 
@@ -330,8 +330,8 @@ def test_mwem_releases_lattice_values(monkeypatch, rng_seed):
         totals.append(real_total(n, eps, gen))
         return totals[-1]
 
-    def measure(answer, eps, gen):
-        measurements.append((real_measure(answer, eps, gen), eps))
+    def measure(answer, eps, gen, step):
+        measurements.append((real_measure(answer, eps, gen, step), eps, step))
         return measurements[-1][0]
 
     monkeypatch.setattr(synthetic, "_noisy_total", total)
@@ -342,10 +342,37 @@ def test_mwem_releases_lattice_values(monkeypatch, rng_seed):
             dplib.mwem(hist, np.eye(4), EPS, 3, rng=gen)
     assert len(totals) == 200 and all(t == round(t) and t >= 1 for t in totals)
     assert len(measurements) == 600
-    for value, eps in measurements:
-        step = math.ldexp(1.0, queries._grid_exponent(1.0, eps))
+    for value, eps, step in measurements:
+        # the grid of epsilon (the totals here are far below 2**52 grid units)
+        assert step == math.ldexp(1.0, queries._grid_exponent(1.0, eps))
         assert value / step == round(value / step)
     assert len({t for t in totals}) > 3
+
+
+# --------------------------------------------------------------------------- naive Bayes
+
+
+def _naive_bayes_release(rows: int, seed: int):
+    # issue 38's case: 40 rows against 41 at epsilon = 1 (the float version had 4.7 % of its
+    # released means impossible under the neighbour)
+    X = np.linspace(0.05, 0.95, 41)[:rows, None] * np.ones((1, 2))
+    y = np.arange(rows) % 2
+    return dplib.DPNaiveBayes(EPS, bounds=(0.0, 1.0), classes=[0, 1], random_state=seed).fit(X, y)
+
+
+def test_naive_bayes_releases_lattice_statistics(rng_seed):
+    # DPNaiveBayes releases noisy class counts (integers) and noisy sums and sums of squares on
+    # the grid 2**-k of its Notes, fixed by epsilon and D; theta_ and var_ are post-processing.
+    steps = set()
+    for rows, seed in ((40, rng_seed), (41, rng_seed + 1)):
+        for i in range(100):
+            model = _naive_bayes_release(rows, seed * 1000 + i)
+            step = model.grid_step_
+            steps.add(step)
+            for released in (model.noisy_sums_, model.noisy_squares_):
+                assert np.array_equal(released / step, np.round(released / step))
+            assert _integers(model.class_count_).all()
+    assert len(steps) == 1  # the same grid for both neighbours
 
 
 # --------------------------------------------------------------------------- black-box audits

@@ -7,6 +7,7 @@ were written (noted beside each assertion); the exact tests replace the noise by
 
 from __future__ import annotations
 
+import math
 import os
 
 import numpy as np
@@ -106,7 +107,7 @@ class _Spy:
             self.em_calls.append((np.array(scores), sensitivity, epsilon))
             return int(np.argmax(scores)) if self.pick is None else self.pick
 
-        def measure(value, epsilon, generator):
+        def measure(value, epsilon, generator, step):
             self.lap_calls.append((value, 1.0, epsilon))
             return float(value)
 
@@ -178,7 +179,6 @@ GOOD = {"histogram": [1.0, 2.0, 3.0], "queries": [[1, 0, 0], [0, 1, 1]], "epsilo
     ("name", "value", "error", "pattern"),
     [
         ("histogram", [1.0, -1.0, 3.0], ValueError, r"histogram must contain counts >= 0, got -1"),
-        ("histogram", [0.0, 0.0, 0.0], ValueError, r"histogram must have a total count n"),
         ("histogram", [[1.0, 2.0, 3.0]], ValueError, r"histogram must be a 1-d"),
         ("histogram", [1.0, np.nan, 3.0], ValueError, r"histogram must not contain NaN"),
         ("histogram", [1e308, 1e308, 1.0], ValueError, r"histogram must have a total count n"),
@@ -211,3 +211,35 @@ def test_bad_input_is_refused_before_any_randomness(name, value, error, pattern)
 def test_flags_must_be_bools(name):
     with pytest.raises(TypeError, match=name):
         mwem(**GOOD, **{name: 1})
+
+
+# --------------------------------------------------------------------------- large totals (issue 38)
+
+
+def _one_round_first_cell(n: float) -> float:
+    # Algorithm 1, T = 1, from A_0 = n/4 with query e_0 chosen and measured as m = n (the noise,
+    # of scale ~2/epsilon, moves the result by far less than the tolerance):
+    # A_1(0) = n e^{(n - n/4)/(2n)} / (e^{3/8} + 3) = n e^{3/8} / (e^{3/8} + 3).
+    return n * math.exp(0.375) / (math.exp(0.375) + 3.0)
+
+
+@pytest.mark.parametrize("n", [1e9, 2.0**40, 2.0**53])
+@pytest.mark.parametrize("relation", ["replace", "add_remove"])
+def test_mwem_measures_large_totals_correctly(n, relation):
+    # Issue 38: measurements were clamped at 2**52 grid units, so at epsilon 1000 every answer
+    # above 8.4e6 was measured at the clamp and mwem([1e9, 0, 0, 0], eye(4), 1000, 1,
+    # neighbouring="replace") gave about [2.3e8, 2.6e8, 2.6e8, 2.6e8] (the first cell *below*
+    # the others). The grid now follows the public bound on the answers, up to n = 2**53.
+    out = mwem([n, 0.0, 0.0, 0.0], np.eye(4), 1000.0, 1, neighbouring=relation, rng=3)
+    expected = _one_round_first_cell(n)
+    assert out[0] == pytest.approx(expected, rel=1e-6)
+    assert out[0] > out[1]
+    assert out.sum() == pytest.approx(n, rel=1e-6)
+
+
+def test_mwem_grid_depends_on_public_quantities_only():
+    # replace: the grid step follows n (public); small totals keep the fine grid of epsilon
+    assert synthetic._grid_step(500.0, 100.0) == math.ldexp(1.0, synthetic._grid_exponent(1.0, 500.0))
+    assert synthetic._grid_step(500.0, 2.0**53) == 2.0
+    assert synthetic._grid_step(500.0, 2.0**53) * 2**52 >= 2.0**53
+

@@ -331,6 +331,9 @@ def rdp_to_dp(
 
     Raises
     ------
+    TypeError
+        If ``orders`` or ``rdp`` are not real numbers (strings such as ``['0.1', '0.2']`` and
+        booleans are refused, not parsed).
     ValueError
         If ``delta`` is outside (0, 1), the arrays differ in length or are empty, an order is
         < 1, an RDP value is negative or NaN, or ``method`` is unknown.
@@ -354,6 +357,11 @@ def rdp_to_dp(
         raise ValueError(f"method must be one of {_CONVERSION_METHODS}, got {method!r}")
     delta = check_delta(delta, "delta", allow_zero=False)
     alphas = _check_orders(orders, allow_one=True).ravel()
+    if isinstance(rdp, str | bytes) or rdp is None:
+        raise TypeError(f"rdp must be a number or an array of numbers, got {type(rdp).__name__}")
+    raw = rdp if isinstance(rdp, np.ndarray) else np.asarray(rdp)
+    if raw.dtype.kind not in "iuf":  # strings such as ['0.1', '0.2'], booleans, objects
+        raise TypeError(f"rdp must be real numbers (not strings or booleans), got values of dtype {raw.dtype}")
     try:
         rho = np.asarray(rdp, dtype=float).ravel()
     except (TypeError, ValueError) as exc:

@@ -267,9 +267,14 @@ class DPSGDClassifier(ClassifierProtocol):
         if self.noise_multiplier is not None:
             out["sigma"] = check_real(self.noise_multiplier, "noise_multiplier", minimum=0.0,
                                       maximum=_MAX_FINITE_SCALE)
-        X = check_data(X, "X")
-        if X.ndim != 2:
-            raise ValueError(f"X must be a 2-d array (n_samples, n_features), got shape {X.shape}")
+        # With expected_n the data's size is private and 0 rows are data (every Poisson batch is
+        # empty: the steps release noise only); without it n is public and must be >= 1.
+        X = check_data(X, "X", allow_empty=self.expected_n is not None)
+        if X.ndim != 2 or X.shape[1] < 1:
+            raise ValueError(
+                "X must be a 2-d array (n_samples, n_features) with n_features >= 1, got shape "
+                f"{X.shape}"
+            )
         y = np.asarray(y)
         if y.ndim != 1 or y.shape[0] != X.shape[0]:
             raise ValueError(
@@ -395,8 +400,10 @@ class DPSGDClassifier(ClassifierProtocol):
                 record = {
                     "epoch": epoch_end[t],
                     "step": t,
-                    "loss": float(cross_entropy(logits, y_index).mean()),
-                    "train_accuracy": float(np.mean(logits.argmax(axis=1) == y_index)),
+                    "loss": float(cross_entropy(logits, y_index).mean()) if n else math.nan,
+                    "train_accuracy": float(np.mean(logits.argmax(axis=1) == y_index))
+                    if n
+                    else math.nan,
                 }
                 history.append(record)
                 if self.verbose:

@@ -52,7 +52,8 @@ def poisson_sample(n: int, sampling_rate: float, *, rng: Any = None) -> np.ndarr
     Parameters
     ----------
     n : int
-        Number of examples, ≥ 1.
+        Number of examples, ≥ 0 (0 gives an empty mask: under add/remove an empty dataset is
+        answered like any other).
     sampling_rate : float
         q in (0, 1]: the probability that each example is in the batch (expected batch size / n).
     rng : None, int or numpy.random.Generator, keyword-only
@@ -67,7 +68,7 @@ def poisson_sample(n: int, sampling_rate: float, *, rng: Any = None) -> np.ndarr
     Raises
     ------
     ValueError
-        If ``n`` < 1 or > 10⁸, or ``sampling_rate`` is outside (0, 1].
+        If ``n`` < 0 or > 10⁸, or ``sampling_rate`` is outside (0, 1].
     TypeError
         If ``n`` is not an integer.
 
@@ -83,7 +84,7 @@ def poisson_sample(n: int, sampling_rate: float, *, rng: Any = None) -> np.ndarr
     >>> mask.dtype, mask.shape
     (dtype('bool'), (1000,))
     """
-    n = check_integer(n, "n", minimum=1)
+    n = check_integer(n, "n", minimum=0)  # 0 examples: an empty batch (empty data is data)
     if n > _MAX_POISSON_N:
         raise ValueError(
             f"n must be <= {_MAX_POISSON_N} (the mask holds one byte per example), got {n}"

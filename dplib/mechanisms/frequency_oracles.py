@@ -109,10 +109,10 @@ def _check_k(k: Any, name: str = "k") -> int:
 
 
 def _as_items(values: Any, k: int, name: str = "values") -> np.ndarray:
-    arr = check_data(values, name, dtype=float)
+    arr = check_data(values, name, dtype=float, allow_empty=True)  # no user, no report
     if arr.ndim != 1:
         raise ValueError(f"{name} must be a 1-d array with one item per user, got shape {arr.shape}")
-    if not np.all(arr == np.floor(arr)) or arr.min() < 0 or arr.max() > k - 1:
+    if arr.size and (not np.all(arr == np.floor(arr)) or arr.min() < 0 or arr.max() > k - 1):
         raise ValueError(f"{name} must be integers in 0..k-1 = 0..{k - 1}")
     return arr.astype(np.int64)
 

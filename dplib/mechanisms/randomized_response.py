@@ -87,8 +87,8 @@ def rr_epsilon(truth_probability: float) -> float:
     return math.log(p) - math.log1p(-p)
 
 
-def _as_bits(bits: Any, name: str = "bits") -> np.ndarray:
-    arr = check_data(bits, name)
+def _as_bits(bits: Any, name: str = "bits", *, allow_empty: bool = False) -> np.ndarray:
+    arr = check_data(bits, name, allow_empty=allow_empty)
     if not np.all((arr == 0) | (arr == 1)):
         raise ValueError(f"{name} must contain only 0/1 (or False/True) values")
     return arr.astype(np.int8)
@@ -138,7 +138,7 @@ def randomized_response(bits: Any, epsilon: float, *, rng: Any = None) -> np.nda
     >>> reports.shape
     (4,)
     """
-    arr = _as_bits(bits)
+    arr = _as_bits(bits, allow_empty=True)  # no respondent, no report (0 records is data)
     p = rr_truth_probability(epsilon)
     generator = as_generator(rng)
     flip = generator.random(arr.shape) >= p
@@ -239,9 +239,9 @@ def _krr_gap(p: float, epsilon: float) -> float:
     return p * -math.expm1(-epsilon)
 
 
-def _as_categories(values: Any, k: int, name: str) -> np.ndarray:
-    arr = check_data(values, name, dtype=float)
-    if not np.all(arr == np.floor(arr)) or arr.min() < 0 or arr.max() > k - 1:
+def _as_categories(values: Any, k: int, name: str, *, allow_empty: bool = False) -> np.ndarray:
+    arr = check_data(values, name, dtype=float, allow_empty=allow_empty)
+    if arr.size and (not np.all(arr == np.floor(arr)) or arr.min() < 0 or arr.max() > k - 1):
         raise ValueError(f"{name} must be integers in 0..k-1 = 0..{k - 1}")
     return arr.astype(np.int64)
 
@@ -276,7 +276,7 @@ def k_randomized_response(
     """
     k = _check_k(k)
     epsilon = check_epsilon(epsilon)
-    arr = _as_categories(values, k, "values")
+    arr = _as_categories(values, k, "values", allow_empty=True)  # no respondent, no report
     p, _ = _krr_probabilities(k, epsilon)
     generator = as_generator(rng)
     keep = generator.random(arr.shape) < p

@@ -342,7 +342,14 @@ def private_mean(
     epsilon = check_epsilon(epsilon)
     relation = check_neighbouring(neighbouring)
     method = _check_mechanism(mechanism)
-    values = _column(x, allow_empty=relation == "add_remove")
+    values = _column(x, allow_empty=True)
+    if relation == "replace" and values.size == 0:
+        # Under replace-one the size n is public (neighbours have the same n): this refusal
+        # depends on public information only. Under add/remove an empty x is answered.
+        raise ValueError(
+            "x must not be empty under neighbouring='replace' (n is public there and the mean of "
+            "no values is undefined); neighbouring='add_remove' answers an empty dataset"
+        )
     generator = as_generator(rng)
     if relation == "replace":
         if method == "laplace":

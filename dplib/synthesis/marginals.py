@@ -59,7 +59,7 @@ def _check_records(records: Any, domain: Sequence[int]) -> tuple[np.ndarray, tup
     if not isinstance(domain, Sequence) or isinstance(domain, str | bytes) or not domain:
         raise TypeError("domain must be a non-empty sequence of attribute sizes")
     dom = tuple(check_integer(s, "domain size", minimum=1) for s in domain)
-    rec = check_data(records, "records", ndim=2)
+    rec = check_data(records, "records", ndim=2, allow_empty=True)  # 0 people is data
     if rec.shape[1] != len(dom):
         raise ValueError(f"records must have one column per attribute ({len(dom)}), got shape {rec.shape}")
     if np.any(rec != np.round(rec)) or np.any(rec < 0) or np.any(rec >= np.array(dom)):

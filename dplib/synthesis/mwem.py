@@ -48,7 +48,8 @@ _MAX_WORK = 2 * 10**9
 #: Largest number of multiplicative-weights updates per call (T without replay, 10 T (T + 1) / 2
 #: with it); each is a few numpy calls (~20 microseconds), so a few seconds at the cap.
 _MAX_UPDATES = 200_000
-#: Measurements are clamped to +-2**52 grid units (a 1-Lipschitz map) before their noise.
+#: Measurements are clamped to +-2**52 grid units (a 1-Lipschitz map) before their noise; the
+#: grid is coarse enough that every answer up to the (public) bound on the total fits inside.
 _MAX_UNITS = 2**52
 #: Largest number of entries of the query matrix.
 _MAX_ENTRIES = 50_000_000
@@ -66,9 +67,9 @@ def _check_histogram(histogram: Any) -> tuple[np.ndarray, float]:
         )
     with np.errstate(over="ignore"):
         total = float(np.sum(hist))
-    if not (math.isfinite(total) and 0 < total <= _MAX_TOTAL):
+    if not (math.isfinite(total) and 0 <= total <= _MAX_TOTAL):
         raise ValueError(
-            f"histogram must have a total count n in (0, 2**53], got {total!r}"
+            f"histogram must have a total count n in [0, 2**53], got {total!r}"
         )
     return hist, total
 
@@ -78,16 +79,29 @@ def _noisy_total(total: float, epsilon: float, generator: np.random.Generator) -
     return float(max(discrete_laplace_mechanism(int(total), 1, epsilon, rng=generator), 1))
 
 
-def _measure(answer: float, epsilon: float, generator: np.random.Generator) -> float:
-    """Epsilon-DP release of a query answer of sensitivity 1, on the grid ``g Z`` (g = 2**e).
+def _grid_step(epsilon: float, bound: float) -> float:
+    """The grid step ``g = 2**e`` of :func:`_measure`, from public quantities only.
+
+    ``e = max(e_eps, ceil(log2 bound) - 52)``: ``e_eps`` (:func:`dplib.queries.aggregates.
+    _grid_exponent`) makes ``g <= 2**-20 min(1, 1/epsilon)``, so the noise is at most
+    ``1 + 2**-20`` times the textbook one; the second term makes every answer up to ``bound``
+    (at most ``2**53``) at most ``2**52`` grid units, so the clamp of :func:`_measure` never
+    bites below ``bound``. A grid coarser than ``2**-20`` times the noise scale only happens for
+    totals above ``2**32`` at ``epsilon / (2T) = 1`` (and above ``2**52`` times the noise scale
+    in general), where ``g`` is still below ``2**-20`` times the answer.
+    """
+    return math.ldexp(1.0, max(_grid_exponent(1.0, epsilon), math.ceil(math.log2(max(bound, 1.0))) - 52))
+
+
+def _measure(answer: float, epsilon: float, generator: np.random.Generator, step: float) -> float:
+    """Epsilon-DP release of a query answer of sensitivity 1, on the grid ``g Z`` (g = ``step``).
 
     ``k = floor(answer / g)`` clamped to ``+-2**52``: answers 1 apart (plus float rounding far
     below g) give ``k`` at most ``1/g + 1`` apart, so discrete Laplace noise of scale
-    ``(1/g + 1) / epsilon`` on ``k`` is epsilon-DP (the noise scale is ``1 + g`` times the textbook
-    ``1 / epsilon``, with ``g <= 2**-20 min(1, 1 / epsilon)``), and ``g (k + Z)`` is
-    post-processing. ``g`` depends on epsilon only.
+    ``(round(1/g) + 1) / epsilon`` on ``k`` is epsilon-DP (the noise scale is ``1 + g`` times
+    the textbook ``1 / epsilon`` for ``g <= 1``), and ``g (k + Z)`` is post-processing. ``g`` is
+    :func:`_grid_step` of public quantities, chosen so that the clamp never bites.
     """
-    step = math.ldexp(1.0, _grid_exponent(1.0, epsilon))
     units = int(round(1.0 / step)) + 1
     k = min(max(math.floor(answer / step), -_MAX_UNITS), _MAX_UNITS)
     return float(discrete_laplace_mechanism(k, units, epsilon, rng=generator)) * step
@@ -132,7 +146,9 @@ def mwem(
     ----------
     histogram : array_like, 1-d
         The data ``D``: a count ``>= 0`` per domain element, finite, with total
-        ``n = sum(D)`` in ``(0, 2**53]``.
+        ``n = sum(D)`` in ``[0, 2**53]``. An empty dataset (all counts 0) is data: under
+        add/remove it gets a noisy total and rounds like any other; under ``"replace"`` its
+        total 0 is public and the answer is the zero histogram (no budget spent).
     queries : array_like, 2-d
         The workload ``Q``, shape ``(m, d)`` with ``d = len(histogram)``: one linear counting
         query per row, entries in ``[0, 1]`` (0/1 for predicate counts such as range queries).
@@ -172,7 +188,7 @@ def mwem(
     TypeError
         If an argument has the wrong type.
     ValueError
-        If ``histogram`` has a negative count, a total outside ``(0, 2**53]``, NaN or infinity
+        If ``histogram`` has a negative count, a total above ``2**53``, NaN or infinity
         (or, under ``"add_remove"``, a non-integer count); ``queries`` is not 2-d with ``d``
         columns and entries in ``[0, 1]``; ``epsilon`` is not a finite number > 0 (or the budget
         per step underflows); ``iterations`` is out of range or the work
@@ -192,7 +208,12 @@ def mwem(
        ``exp(epsilon_r s / (4T))``).
     2. Measurement ``m_i = q_i . D + noise`` with budget ``epsilon_r / (2T)`` and sensitivity 1:
        on the grid ``g Z`` with discrete Laplace noise (:func:`_measure`), whose scale is
-       ``1 + g`` times the textbook ``2T / epsilon_r`` (``g <= 2**-20``), so the same accuracy.
+       ``1 + g`` times the textbook ``2T / epsilon_r`` (``g <= 2**-20`` unless the total is
+       beyond ``2**32``), so the same accuracy. The grid step depends on public quantities
+       only: epsilon, and a bound ``B`` on every answer: ``n`` under ``"replace"``,
+       ``2 n_hat + 64 / (count_fraction epsilon)`` under add/remove (``n`` exceeds it with
+       probability below ``e**-64``). Every answer up to ``B`` is measured on the grid without
+       clamping, so answers are measured correctly up to the largest total accepted, ``2**53``.
     3. Multiplicative weights:
        ``A_i(x) ∝ A_{i-1}(x) exp(q_i(x) (m_i - q_i . A_{i-1}) / (2n))``, rescaled to total ``n``.
 
@@ -265,10 +286,16 @@ def mwem(
         )
     generator = as_generator(rng)
 
+    d = hist.size
     if relation == "add_remove":
         n = _noisy_total(n, count_epsilon, generator)
+        bound = min(2.0 * n + 64.0 / count_epsilon, _MAX_TOTAL)
+    elif n == 0:  # replace-one: n = 0 is public and the empty table its only neighbour
+        return np.zeros(d)
+    else:
+        bound = n
+    step = _grid_step(step_epsilon, bound)
     true_answers = q @ hist
-    d = hist.size
     log_weights = np.full(d, -math.log(d))  # A_0 = n / d, uniform
     synthetic = np.full(d, n / d)
     total = np.zeros(d)
@@ -280,7 +307,7 @@ def mwem(
         scores = np.abs(q @ synthetic - true_answers)
         i = exponential_mechanism(scores, 1.0, step_epsilon, rng=generator)
         # Step 2, measurement with eps_r/(2T), sensitivity 1, on a fixed grid (integer noise).
-        measurement = _measure(float(true_answers[i]), step_epsilon, generator)
+        measurement = _measure(float(true_answers[i]), step_epsilon, generator, step)
         chosen.append(i)
         measured.append(measurement)
         # Step 3, multiplicative weights: A(x) *= exp(q(x) (m - q . A) / (2n)).

@@ -428,3 +428,36 @@ def test_predict_before_fit_and_wrong_width():
     clf.set_params(classes=[0, 1, 2], epochs=1, batch_size=30).fit(X, y)
     with pytest.raises(ValueError, match=r"X must have shape \(n_samples, 4\)"):
         clf.predict(np.zeros((1, 3)))
+
+
+# ----------------------------------------------------------------------------- secure mode
+
+
+def test_secure_mode_noise_has_the_same_law_and_ignores_the_seed():
+    # Opacus's secure mode: sum of four N(0, s²) draws / 2 from an OS-seeded generator. Same
+    # law N(0, s²) (KS with the DKW bound at 1e-9); not reproducible from rng.
+    from scipy import stats
+
+    from dplib.dpsgd.optimizer import privatize_gradient_sum
+    from dplib.testing import assert_distribution
+
+    zeros = np.zeros(200_000)
+    noisy = privatize_gradient_sum(zeros, 2.0, 1.5, 1.0, rng=0, secure_mode=True)
+    assert_distribution(noisy / 3.0, stats.norm.cdf)
+    again = privatize_gradient_sum(zeros, 2.0, 1.5, 1.0, rng=0, secure_mode=True)
+    assert not np.array_equal(noisy, again)
+    plain = privatize_gradient_sum(zeros, 2.0, 1.5, 1.0, rng=0)
+    np.testing.assert_array_equal(plain, privatize_gradient_sum(zeros, 2.0, 1.5, 1.0, rng=0))
+    with pytest.raises(TypeError, match="secure_mode must be True or False"):
+        privatize_gradient_sum(zeros, 2.0, 1.5, 1.0, rng=0, secure_mode="yes")
+
+
+def test_classifier_secure_mode_trains_and_is_validated():
+    gen = np.random.default_rng(0)
+    X = gen.normal(size=(400, 3))
+    y = (X[:, 0] > 0).astype(int)
+    clf = DPSGDClassifier(2.0, 1e-5, batch_size=100, epochs=10, classes=[0, 1], normalize=False,
+                          random_state=0, secure_mode=True).fit(X, y)
+    assert clf.score(X, y) > 0.8
+    with pytest.raises(TypeError, match="secure_mode must be True or False"):
+        DPSGDClassifier(2.0, 1e-5, classes=[0, 1], secure_mode=1).fit(X, y)

@@ -57,7 +57,10 @@ CALLS: list[tuple[Any, dict[str, Any]]] = [
     (gaussian.gaussian_sigma, {"sensitivity": 1.0, "epsilon": 1.0, "delta": 1e-5, "method": "analytic"}),
     (gaussian.gaussian_delta, {"sigma": 4.0, "sensitivity": 1.0, "epsilon": 1.0}),
     (gaussian.gaussian_epsilon, {"sigma": 4.0, "sensitivity": 1.0, "delta": 1e-5}),
-    (gaussian.gaussian_mechanism, {"value": 3.0, "sensitivity": 1.0, "epsilon": 1.0, "delta": 1e-5, "rng": 0}),
+    (
+        gaussian.gaussian_mechanism,
+        {"value": 3.0, "sensitivity": 1.0, "epsilon": 1.0, "delta": 1e-5, "rng": 0, "mechanism": "discrete_gaussian"},
+    ),
     (discrete_laplace.sample_discrete_laplace, {"scale": 2.0, "size": 3, "rng": 0}),
     (discrete_laplace.discrete_laplace_pmf, {"x": 1, "scale": 2.0}),
     (discrete_laplace.discrete_laplace_mechanism, {"value": 3, "sensitivity": 1, "epsilon": 1.0, "rng": 0}),

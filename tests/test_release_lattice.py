@@ -33,6 +33,7 @@ import numpy as np
 import pytest
 
 import dplib
+from dplib.mechanisms.gaussian import _discrete_plan as _gaussian_plan
 from dplib.queries import aggregates as queries
 from dplib.synthesis import mwem as synthetic
 from dplib.synthesis.marginals import measure_marginals
@@ -51,11 +52,11 @@ N_DRAWS = 300  # outputs per neighbour in the lattice check
 TEXTBOOK_FOR_TEACHING = {
     "laplace_mechanism": "the textbook Laplace mechanism, taught in notebook 02 and attacked there; "
     "every count, sum, mean and histogram release uses the discrete Laplace instead",
-    "gaussian_mechanism": "the textbook Gaussian mechanism of notebook 05 (the discrete Gaussian "
-    "is discrete_gaussian_mechanism)",
     "noisy_gradient": "DP-SGD's Gaussian noise on float gradients (Abadi et al. 2016), as in Opacus "
-    "and TF Privacy; a model's weights are not a lattice release",
-    "DPSGDClassifier": "trains with noisy_gradient (float Gaussian noise, as Opacus does)",
+    "and TF Privacy; a model's weights are not a lattice release. Its docstring states the "
+    "floating-point caveat; secure_mode=True (Opacus's) narrows it without a proof",
+    "DPSGDClassifier": "trains with noisy_gradient (float Gaussian noise, as Opacus does); the "
+    "caveat is in its docstring and notebook 06, secure_mode=True as Opacus's",
 }
 
 
@@ -112,6 +113,8 @@ def _privtree(counts, rng):
 #: The sum's grid (private_sum's Notes): S = 1, g = 2**(floor(log2 min(1, 1/eps)) - 20).
 _SUM_STEP = math.ldexp(1.0, queries._grid_exponent(1.0, EPS))
 _MEAN_STEP = math.ldexp(1.0, queries._grid_exponent(0.5, EPS))
+#: gaussian_mechanism's default grid for one value (sensitivity 1, (1, 1e-5)): public parameters.
+_GAUSS_STEP = _gaussian_plan(1.0, EPS, 1e-5, 1)[0]
 
 #: name -> (output on D, output on its neighbour D', is each entry on the fixed set?). Add/remove
 #: neighbours unless the release's default relation is replace-one (private_mean).
@@ -155,6 +158,11 @@ LATTICES = {
         lambda g: _flat(dplib.discrete_gaussian_mechanism(0, 1, EPS, 1e-5, rng=g)),
         lambda g: _flat(dplib.discrete_gaussian_mechanism(1, 1, EPS, 1e-5, rng=g)),
         _integers,
+    ),
+    "gaussian_mechanism": (  # default: discrete Gaussian on the grid (issue 38)
+        lambda g: _flat(dplib.gaussian_mechanism(0.0, 1.0, EPS, 1e-5, rng=g)),
+        lambda g: _flat(dplib.gaussian_mechanism(1.0, 1.0, EPS, 1e-5, rng=g)),
+        _grid(_GAUSS_STEP),
     ),
     "snapping_mechanism": (  # multiples of Lambda = 1 (the power of two >= lambda = 1), or +-B
         lambda g: _flat(dplib.snapping_mechanism(0.0, 1.0, EPS, 10.0, rng=g)),

@@ -427,8 +427,11 @@ def zcdp_to_dp(rho: float, delta: float, *, method: str = "classic") -> float:
         return classic
 
     def eps_of_log_alpha_minus_1(t: float) -> float:
+        # alpha = 1 + e^t, written so that alpha - 1 = e^t and log1p(-1/alpha) = t - log(alpha)
+        # stay exact when e^t is below the double spacing at 1 (rho above ~1e20)
         a = 1.0 + math.exp(t)
-        return a * rho + math.log1p(-1 / a) - (math.log(delta) + math.log(a)) / (a - 1)
+        log_a = math.log1p(math.exp(t))
+        return a * rho + (t - log_a) - (math.log(delta) + log_a) * math.exp(-t)
 
     # The minimiser is near α* ≈ 1 + sqrt(log(1/δ)/ρ); search log(α − 1) around it.
     centre = math.log(math.sqrt(-math.log(delta) / rho))

@@ -28,6 +28,8 @@ References
    More Data)", ICLR 2021.
 .. [PS22] N. Papernot, T. Steinke, "Hyperparameter Tuning with Renyi Differential Privacy",
    ICLR 2022.
+.. [HB21] N. Holohan, S. Braghin, "Secure Random Sampling in Differential Privacy", ESORICS
+   2021 (the sum-of-normals noise of Opacus's ``secure_mode``).
 """
 
 from __future__ import annotations
@@ -154,7 +156,12 @@ class DPSGDClassifier(ClassifierProtocol):
         with the same clipping and sampling, for baselines and audits); a
         :class:`~dplib.errors.PrivacyLeakWarning` is issued when that exceeds ``epsilon``.
     random_state : None, int or numpy.random.Generator
-        Source of the initialisation, the sampling and the noise.
+        Source of the initialisation, the sampling and the noise (the noise only when
+        ``secure_mode`` is off).
+    secure_mode : bool, default False
+        Opacus's secure mode for the noise: OS-seeded generator, each coordinate a sum of four
+        normals ([HB21]); see :func:`dplib.dpsgd.optimizer.privatize_gradient_sum` for what it
+        does and does not protect. Off by default, as in Opacus: it breaks reproducibility.
     verbose : bool, default False
         Print the loss and training accuracy after every epoch.
 
@@ -189,6 +196,13 @@ class DPSGDClassifier(ClassifierProtocol):
     only change the accuracy. With ``expected_n=N`` the divisor is ``q N = B`` and nothing but the
     batches themselves depends on the data (add/remove neighbours); without it q, T and the
     divisor depend on n, which is treated as public. Defaults tuned on scikit-learn's digits (see the tests).
+
+    **Floating point.** The (epsilon, delta) guarantee is a theorem about real numbers. The
+    gradients, the clipping, the sums and the Gaussian noise here are IEEE doubles drawn by
+    numpy's (inexact) normal sampler, as in Opacus and TF Privacy, so the floating-point attacks
+    on textbook noise (Mironov 2012; Jin, McMurtry, Rubinstein & Ohrimenko 2022) are not ruled
+    out by any proof; a model's weights cannot be put on a lattice as the count releases are.
+    ``secure_mode=True`` narrows the gap as Opacus's does, without closing it.
 
     Examples
     --------
@@ -225,6 +239,7 @@ class DPSGDClassifier(ClassifierProtocol):
         expected_n: int | None = None,
         random_state: Any = None,
         verbose: bool = False,
+        secure_mode: bool = False,
     ) -> None:
         self.epsilon = epsilon
         self.delta = delta
@@ -241,6 +256,7 @@ class DPSGDClassifier(ClassifierProtocol):
         self.expected_n = expected_n
         self.random_state = random_state
         self.verbose = verbose
+        self.secure_mode = secure_mode
 
     # ------------------------------------------------------------------ validation
     def _check_arguments(self, X: Any, y: Any) -> dict[str, Any]:
@@ -261,7 +277,7 @@ class DPSGDClassifier(ClassifierProtocol):
             raise ValueError(f"epochs must be an integer in [1, {MAX_STEPS}], got {self.epochs!r}")
         if not isinstance(self.accountant, str) or self.accountant not in ACCOUNTANTS:
             raise ValueError(f"accountant must be one of {ACCOUNTANTS}, got {self.accountant!r}")
-        for flag in ("normalize", "verbose"):
+        for flag in ("normalize", "verbose", "secure_mode"):
             if not isinstance(getattr(self, flag), bool | np.bool_):
                 raise TypeError(f"{flag} must be True or False, got {type(getattr(self, flag)).__name__}")
         if self.noise_multiplier is not None:
@@ -387,7 +403,9 @@ class DPSGDClassifier(ClassifierProtocol):
                 params, X_train[batch], y_index[batch], clip, activation=activation
             )
             # divided by the expected batch size q * size = B, fixed in advance ([ACG+16] Alg. 1)
-            noisy = privatize_gradient_sum(clipped_sum, clip, sigma, q * a["size"], rng=gen)
+            noisy = privatize_gradient_sum(
+                clipped_sum, clip, sigma, q * a["size"], rng=gen, secure_mode=bool(self.secure_mode)
+            )
             # Adam on the privatised gradient: post-processing ([KB15] Algorithm 1).
             for j, g in enumerate(noisy):
                 first[j] = _BETA1 * first[j] + (1 - _BETA1) * g

@@ -16,21 +16,34 @@ data set's size and would need its own privacy analysis) is Opacus's convention 
 sampling (``DPOptimizer(expected_batch_size=...)``). Everything done to g̃ afterwards (momentum,
 Adam, learning-rate schedules, averaging of iterates) is post-processing and costs no privacy.
 
+Floating point: a caveat
+------------------------
+The guarantee above is a theorem about real numbers. Here, as in Opacus and TF Privacy, the
+gradients, their clipping and sum, and the Gaussian noise are IEEE doubles, and numpy's normal
+sampler is not exact: the floating-point attacks on textbook Laplace and Gaussian noise
+(Mironov 2012; Jin, McMurtry, Rubinstein & Ohrimenko 2022) apply in principle, and no proof
+covers the float computation. Unlike the count releases, a model's weights cannot simply be put
+on a lattice. ``secure_mode=True`` (as Opacus's) narrows two gaps; see :func:`privatize_gradient_sum`.
+
 References
 ----------
 .. [ACG+16] M. Abadi et al., "Deep Learning with Differential Privacy", CCS 2016, Algorithm 1.
 .. [Opacus] A. Yousefpour et al., "Opacus: User-Friendly Differential Privacy Library in
-   PyTorch", arXiv:2109.12298, 2021 (``DPOptimizer``, ``expected_batch_size``).
+   PyTorch", arXiv:2109.12298, 2021 (``DPOptimizer``, ``expected_batch_size``, ``secure_mode``).
+.. [HB21] N. Holohan and S. Braghin, "Secure Random Sampling in Differential Privacy",
+   ESORICS 2021, arXiv:2107.10138.
 """
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 import numpy as np
 
 from dplib._validation import (
     as_generator,
+    check_bool,
     check_integer,
     check_positive,
     check_probability,
@@ -120,6 +133,7 @@ def noisy_gradient(
     expected_batch_size: float,
     *,
     rng: Any = None,
+    secure_mode: bool = False,
 ) -> Any:
     """The privatised average gradient of one DP-SGD step.
 
@@ -137,7 +151,9 @@ def noisy_gradient(
     expected_batch_size : float
         q N >= 1e-6 (``MIN_EXPECTED_BATCH_SIZE``), the divisor (not the realised batch size b).
     rng : None, int or numpy.random.Generator, keyword-only
-        Source of the noise.
+        Source of the noise (not used for the noise when ``secure_mode`` is on).
+    secure_mode : bool, keyword-only, default False
+        Opacus's secure mode: see :func:`privatize_gradient_sum`.
 
     Returns
     -------
@@ -157,7 +173,8 @@ def noisy_gradient(
     -----
     [ACG+16] Algorithm 1: g̃_t = (1/L) (Σ_i ḡ_t(x_i) + N(0, σ² C² I)), with L = q N the expected
     ("lot") size, as Opacus normalises under Poisson sampling. Each coordinate of the result
-    has noise standard deviation σ C / (q N).
+    has noise standard deviation σ C / (q N). The noise and the arithmetic are floating point:
+    see the module notes for what that leaves unproved.
 
     Examples
     --------
@@ -178,6 +195,7 @@ def noisy_gradient(
         noise_multiplier,
         expected_batch_size,
         rng=rng,
+        secure_mode=secure_mode,
     )
     return out[0] if single else out
 
@@ -189,6 +207,7 @@ def privatize_gradient_sum(
     expected_batch_size: float,
     *,
     rng: Any = None,
+    secure_mode: bool = False,
 ) -> Any:
     """``(clipped_sum + N(0, σ² C² I)) / (q N)``: the noise step alone.
 
@@ -204,6 +223,21 @@ def privatize_gradient_sum(
     max_norm, noise_multiplier, expected_batch_size
         C > 0, σ ≥ 0 and q N ≥ 1e-6, as in :func:`noisy_gradient`.
     rng : None, int or numpy.random.Generator, keyword-only
+        Source of the noise when ``secure_mode`` is off.
+    secure_mode : bool, keyword-only, default False
+        As Opacus's ``secure_mode``. What it does: (1) the noise comes from a generator seeded
+        with 128 fresh bits of the operating system's entropy (:mod:`secrets`) at every call,
+        ignoring ``rng``, so it cannot be reproduced from a seed that was published, guessed or
+        reused; (2) each noise coordinate is the sum of four independent ``N(0, σ² C²)`` draws
+        divided by 2 (same law, ``N(0, σ² C²)``), after one discarded draw, as Opacus does
+        following [HB21]: a sum of normals blurs the low-order-bit patterns that the
+        floating-point attack on a single textbook normal exploits. What it does **not** do:
+        make the step provably DP on doubles (the normals, the sum and the division still
+        round, and no proof covers them); use a cryptographically secure generator (the
+        generator is numpy's PCG64, seeded from the OS; Opacus uses torchcsprng's AES-CTR);
+        protect anything else (the Poisson sampling and the initialisation still use ``rng``
+        or ``random_state``; timing; the non-private ``history_`` of DPSGDClassifier). It
+        costs four normals per coordinate and breaks reproducibility.
 
     Returns
     -------
@@ -218,12 +252,33 @@ def privatize_gradient_sum(
             "noise_multiplier * max_norm (the noise standard deviation) must be <= 1e150, got "
             f"noise_multiplier={noise_multiplier!r}, max_norm={max_norm!r}"
         )
+    secure = check_bool(secure_mode, "secure_mode")
     single = isinstance(clipped_sum, np.ndarray)
     blocks = [np.asarray(b, dtype=float) for b in ([clipped_sum] if single else clipped_sum)]
     gen = as_generator(rng)
     out = []
     for total in blocks:
         if sigma > 0:
-            total = total + gen.normal(0.0, sigma * max_norm, size=total.shape)  # N(0, σ²C²I)
+            std = sigma * max_norm
+            noise = (
+                _secure_normal(std, total.shape)
+                if secure
+                else gen.normal(0.0, std, size=total.shape)
+            )
+            total = total + noise  # N(0, σ²C²I)
         out.append(total / divisor)  # ÷ expected batch size q N (Opacus's convention)
     return out[0] if single else out
+
+
+def _secure_normal(std: float, shape: tuple[int, ...]) -> np.ndarray:
+    """``N(0, std²)`` per entry as Opacus's secure mode draws it ([HB21]; see privatize_gradient_sum).
+
+    A generator seeded with 128 bits from the OS (``secrets``), one discarded draw, then the
+    sum of four independent ``N(0, std²)`` arrays divided by 2: variance ``4 std² / 4 = std²``.
+    """
+    gen = np.random.Generator(np.random.PCG64(secrets.randbits(128)))
+    gen.normal(0.0, std)  # thrown away, as Opacus does
+    total = gen.normal(0.0, std, size=shape)
+    for _ in range(3):
+        total += gen.normal(0.0, std, size=shape)
+    return total / 2.0

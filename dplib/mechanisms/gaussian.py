@@ -12,6 +12,14 @@ never overflows) and inverts it by root finding, in ``sigma`` (:func:`gaussian_s
 ``epsilon`` (:func:`gaussian_epsilon`). The textbook calibration of Dwork & Roth (2014,
 Theorem A.1) is kept as ``method="classic"`` for teaching; it is only valid for
 ``epsilon < 1`` and never adds less noise than the analytic calibration.
+
+Safe on IEEE doubles by default. Textbook Gaussian noise drawn in floating point leaves
+low-order bits that depend on the answer (the attack of Mironov 2012 carries over to the
+Gaussian; Jin, McMurtry, Rubinstein & Ohrimenko 2022): :func:`gaussian_mechanism` therefore
+releases, by default, the answer rounded to a power-of-two grid ``g Z`` plus exact discrete
+Gaussian noise on that grid (Canonne, Kamath & Steinke 2020), as the count releases do with the
+discrete Laplace; ``mechanism="textbook"`` keeps the float ``f(D) + N(0, sigma^2 I)`` of the
+notebooks, for teaching.
 """
 
 from __future__ import annotations
@@ -31,6 +39,9 @@ from dplib._validation import (
     check_positive,
     check_sensitivity,
 )
+from dplib.accounting.rdp import zcdp_to_dp
+from dplib.mechanisms._exact import MAX_GAUSSIAN_SIGMA
+from dplib.mechanisms.discrete_gaussian import _calibrated_sigma, _discrete_gaussian
 
 __all__ = [
     "gaussian_sigma",
@@ -40,6 +51,14 @@ __all__ = [
 ]
 
 _METHODS = ("analytic", "classic")
+#: The mechanisms of :func:`gaussian_mechanism`: the floating-point-safe default and the textbook one.
+GAUSSIAN_MECHANISMS = ("discrete_gaussian", "textbook")
+#: Grid of the discrete default: the rounding of the answers moves the L2 sensitivity by at most
+#: a share 2**-_GRID_SLACK_BITS (arrays) or one grid step (scalars, 2**-20 of the sensitivity).
+_GRID_SLACK_BITS = 10
+_SCALAR_GRID_BITS = 20
+#: Smallest nonzero sensitivity of the discrete default: its grid must stay a normal double.
+_MIN_GRID_SENSITIVITY = 2.0**-900
 
 # Tolerances of the root finders. Both work on variables of order 1 (log sigma, or epsilon
 # divided by its bracket), so an absolute tolerance near machine precision is attainable.
@@ -377,10 +396,68 @@ def gaussian_sigma(
     t = brentq(excess, lo, hi, xtol=_XTOL, rtol=_RTOL)
     sigma = _finite_sigma(math.exp(min(t, 709.0)) * sensitivity, epsilon, delta)
     # Return the root on the safe side: delta(sigma) <= delta, as gaussian_delta computes it.
-    sigma = _safe_side(
-        lambda s: math.exp(_log_delta(s / sensitivity, epsilon)) > delta, sigma
-    )
+    sigma = _safe_side(lambda s: math.exp(_log_delta(s / sensitivity, epsilon)) > delta, sigma)
     return _finite_sigma(sigma, epsilon, delta)
+
+
+def _rho_for(epsilon: float, delta: float) -> float:
+    """Largest zCDP ``rho`` whose tight (epsilon, delta) conversion is at most ``epsilon``.
+
+    ``zcdp_to_dp(rho, delta, method="tight")`` (CKS20, Corollary 13) is increasing in rho;
+    root-found in ``log rho`` and stepped down until the conversion is on the safe side.
+    """
+
+    def excess(log_rho: float) -> float:
+        return zcdp_to_dp(math.exp(log_rho), delta, method="tight") - epsilon
+
+    lo, hi = -700.0, min(690.0, math.log(epsilon) + 1.0)  # rho <= epsilon (eps >= rho)
+    if excess(lo) > 0:
+        raise ValueError(
+            f"epsilon and delta are too small for the discrete Gaussian mechanism: no rho above "
+            f"e**-700 is ({epsilon!r}, {delta!r})-DP"
+        )
+    log_rho = hi if excess(hi) <= 0 else brentq(excess, lo, hi, xtol=1e-13)
+    for _ in range(64):
+        if excess(log_rho) <= 0:
+            break
+        log_rho -= 1e-12 * max(1.0, abs(log_rho))
+    return math.exp(log_rho)
+
+
+def _discrete_plan(
+    sensitivity: float, epsilon: float, delta: float, size: int
+) -> tuple[float, float, float]:
+    """``(g, sigma_units, sigma)`` of the discrete default of :func:`gaussian_mechanism`.
+
+    Public parameters only. One value (``size == 1``): grid ``g = 2**floor(log2(Delta 2**-20))``,
+    integer sensitivity ``ceil(Delta / g) + 1`` grid units (rounding moves two answers at most one
+    step further apart), and ``sigma_units`` calibrated exactly for it by CKS20 Theorem 7
+    (:func:`dplib.discrete_gaussian_sigma`). An array of ``m`` values: grid ``g`` with
+    ``sqrt(m) g <= 2**-10 Delta`` (coarser if needed to keep ``sigma_units <= 2**26``), L2
+    sensitivity ``Delta / g + sqrt(m)`` grid units (each coordinate's rounding error is at most
+    1/2), and ``sigma_units = Delta_units / sqrt(2 rho)`` with ``rho`` the largest zCDP parameter
+    whose tight conversion (CKS20, Corollary 13) gives (epsilon, delta): the multivariate discrete
+    Gaussian is ``Delta_units² / (2 sigma_units²)``-zCDP (CKS20, Theorem 14).
+    """
+    if size == 1:
+        g = math.ldexp(1.0, math.floor(math.log2(sensitivity)) - _SCALAR_GRID_BITS)
+        units = math.floor(sensitivity / g) + 2
+        sigma_units = _calibrated_sigma(units, float(epsilon), float(delta))
+    else:
+        root = math.sqrt(size)
+        rho = _rho_for(epsilon, delta)
+        g = math.ldexp(1.0, math.floor(math.log2(sensitivity / root)) - _GRID_SLACK_BITS)
+        for _ in range(64):
+            sigma_units = (sensitivity / g + root) / math.sqrt(2.0 * rho)
+            if sigma_units <= MAX_GAUSSIAN_SIGMA / 2:
+                break
+            g *= 2.0
+    if not sigma_units <= MAX_GAUSSIAN_SIGMA:
+        raise ValueError(
+            "epsilon and delta are too small for the discrete Gaussian mechanism: its noise "
+            f"would pass 2**26 grid steps, got epsilon={epsilon!r}, delta={delta!r}"
+        )
+    return g, sigma_units, sigma_units * g
 
 
 def gaussian_mechanism(
@@ -390,6 +467,7 @@ def gaussian_mechanism(
     delta: float,
     *,
     rng: Any = None,
+    mechanism: str = "discrete_gaussian",
 ) -> float | np.ndarray:
     """Release ``value`` with Gaussian noise calibrated to be (epsilon, delta)-DP.
 
@@ -407,6 +485,12 @@ def gaussian_mechanism(
         In (0, 1).
     rng : None, int or numpy.random.Generator, keyword-only
         Source of randomness, normalised by :func:`dplib._validation.as_generator`.
+    mechanism : {"discrete_gaussian", "textbook"}, keyword-only
+        ``"discrete_gaussian"`` (default): safe on IEEE doubles, the answer rounded to a
+        power-of-two grid plus exact discrete Gaussian noise on that grid (see Notes).
+        ``"textbook"``: ``f(D) + N(0, sigma^2 I)`` drawn in floating point with the analytic
+        sigma, as in the notebooks; its low-order bits can leak the answer (Mironov 2012), so
+        it is for teaching only.
 
     Returns
     -------
@@ -419,18 +503,37 @@ def gaussian_mechanism(
         If ``value`` is not numeric or another argument has the wrong type.
     ValueError
         If ``value`` is empty or contains NaN or infinities, or another argument is out of
-        range. Nothing is drawn from ``rng`` when a call is refused.
+        range (also an epsilon and delta so small that the discrete noise would pass 2**26 grid
+        steps). Nothing is drawn from ``rng`` when a call is refused.
 
     Notes
     -----
-    Returns ``f(D) + Z`` with ``Z ~ N(0, sigma^2 I)`` and the smallest sufficient sigma,
-    ``sigma = gaussian_sigma(sensitivity, epsilon, delta, method="analytic")`` (Balle & Wang
-    2018, Theorem 8 / Algorithm 1), which is valid for every ``epsilon > 0``.
+    ``"textbook"`` returns ``f(D) + Z`` with ``Z ~ N(0, sigma^2 I)`` and the smallest
+    sufficient sigma, ``sigma = gaussian_sigma(sensitivity, epsilon, delta, method="analytic")``
+    (Balle & Wang 2018, Theorem 8 / Algorithm 1), which is valid for every ``epsilon > 0``.
+
+    ``"discrete_gaussian"`` returns ``g (k + Y)`` with ``k = rint(f(D) / g)`` (clamped to
+    ``+-2**52``, a 1-Lipschitz map) and ``Y`` independent exact discrete Gaussians
+    ``N_Z(0, sigma_u^2)`` (CKS20, Algorithm 3, in integer arithmetic): every output lies on the
+    grid ``g Z``, which depends on the public sensitivity, epsilon, delta and size only, so no
+    output of one dataset is impossible under its neighbour. The grid and ``sigma_u`` are those
+    of :func:`_discrete_plan`: for one value, the exact privacy curve of CKS20 Theorem 7 on the
+    integer sensitivity ``floor(Delta / g) + 2`` (``g = 2**-20`` of Delta, so the noise is
+    within about ``2**-20`` of the analytic sigma); for an array, the zCDP bound of CKS20
+    Theorem 14 with the tight conversion of their Corollary 13, which costs about 8 % more
+    noise than the analytic continuous calibration (sigma 4.05 against 3.73 at epsilon 1,
+    delta 1e-5, unit sensitivity).
 
     References
     ----------
     B. Balle and Y.-X. Wang, "Improving the Gaussian Mechanism for Differential Privacy:
     Analytical Calibration and Optimal Denoising", ICML 2018, arXiv:1805.06530.
+
+    C. Canonne, G. Kamath and T. Steinke, "The Discrete Gaussian for Differential Privacy",
+    NeurIPS 2020, Theorems 7 and 14, Corollary 13, Algorithm 3.
+
+    I. Mironov, "On Significance of the Least Significant Bits for Differential Privacy", CCS
+    2012.
 
     C. Dwork and A. Roth, "The Algorithmic Foundations of Differential Privacy", 2014,
     Section 3.5.3 and Appendix A.
@@ -441,11 +544,29 @@ def gaussian_mechanism(
     >>> noisy.shape
     (2,)
     """
+    if not isinstance(mechanism, str) or mechanism not in GAUSSIAN_MECHANISMS:
+        raise ValueError(f"mechanism must be one of {GAUSSIAN_MECHANISMS}, got {mechanism!r}")
     arr = check_data(value, "value")
-    sigma = gaussian_sigma(sensitivity, epsilon, delta)
+    sigma = gaussian_sigma(sensitivity, epsilon, delta)  # validates the three parameters
+    if mechanism == "textbook" or sigma == 0.0:  # zero sensitivity: nothing to hide
+        generator = as_generator(rng)
+        # Balle & Wang 2018, Theorem 8: f(D) + N(0, sigma^2 I) is (epsilon, delta)-DP.
+        noisy = arr + generator.normal(0.0, sigma, size=arr.shape)
+        return float(noisy) if arr.ndim == 0 else noisy
+    if float(sensitivity) < _MIN_GRID_SENSITIVITY:
+        raise ValueError(
+            "sensitivity must be 0 or at least 2**-900 for the discrete Gaussian grid (its step "
+            f"is 2**-20 of it, or finer, and must be a normal double), got {sensitivity!r}"
+        )
+    g, sigma_units, _ = _discrete_plan(float(sensitivity), float(epsilon), float(delta), arr.size)
+    if not math.ldexp(g, 53) < np.finfo(float).max:
+        raise ValueError(
+            f"sensitivity is too large for the discrete Gaussian grid (2**53 steps of {g:g} "
+            f"overflow a double), got {sensitivity!r}"
+        )
     generator = as_generator(rng)
-    # Balle & Wang 2018, Theorem 8: f(D) + N(0, sigma^2 I) is (epsilon, delta)-DP.
-    noisy = arr + generator.normal(0.0, sigma, size=arr.shape)
-    if arr.ndim == 0:
-        return float(noisy)
-    return noisy
+    with np.errstate(over="ignore", invalid="ignore"):
+        k = np.clip(np.rint(arr / g), -(2.0**52), 2.0**52).astype(np.int64)
+    noise = _discrete_gaussian(sigma_units, arr.size, generator).reshape(arr.shape)
+    noisy = (k + noise).astype(np.float64) * g  # exact: |k + noise| < 2**53, g a power of two
+    return float(noisy) if arr.ndim == 0 else noisy

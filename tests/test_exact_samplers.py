@@ -237,3 +237,21 @@ def test_gaussian_plan_bounds_keep_int64_exact():
         t = a // b + 1
         assert a * b * t * 2 <= 2**62
         assert (2**62 - a * a) // (t * b * b) >= 40 * t  # the int64 path covers |y| <= 40 t
+
+
+def test_certified_digits_match_the_decimal_reference():
+    # The 16-bit digits the comparisons read, against Python's decimal exp at 80 digits.
+    from decimal import Decimal, getcontext
+
+    getcontext().prec = 80
+    for x in [Fraction(1, 3), Fraction(5, 2), Fraction(2**52 + 7, 2**50), Fraction(1, 40)]:
+        e = (-(Decimal(x.numerator) / Decimal(x.denominator))).exp()
+        refs = {
+            "logistic": (_exact._logistic(x), e / (1 + e)),
+            "nonzero": (_exact._nonzero_mass(x), 2 * e / (1 + e)),
+            "one_minus": (_exact._one_minus_exp(x), 1 - e),
+        }
+        for name, (threshold, p) in refs.items():
+            for level in (1, 2, 3, 4):
+                want = int(p * (Decimal(2) ** (16 * level))) % 2**16
+                assert threshold.digit(level) == want, (name, x, level)

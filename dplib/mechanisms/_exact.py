@@ -1,29 +1,41 @@
 """Exact samplers in integer arithmetic: Bernoulli(exp(-gamma)), discrete Laplace, discrete Gaussian.
 
-Canonne, Kamath & Steinke (2020), "The Discrete Gaussian for Differential Privacy" (CKS20),
-Algorithms 1-3, vectorised over numpy int64 arrays. Every decision that shapes an output is a
-comparison of a uniform *integer* drawn with ``Generator.integers(0, high)`` (exact for every
-``high``) with an integer, or a comparison of 62 uniform bits with the binary expansion of a
-rational computed with Python's exact :class:`fractions.Fraction`. No float is on that path.
+Two exact methods, each vectorised over numpy integer arrays:
 
-Scales arrive as doubles and are converted exactly with ``Fraction(float)`` (every double is a
-dyadic rational), so the law sampled is the one of the double the caller passed.
+* inversion by certified binary digits (Knuth & Yao 1976): a Bernoulli(p) trial with ``p`` a
+  real number such as ``exp(-x)`` compares uniform 16-bit words with the binary expansion of
+  ``p``, read from integer-arithmetic bounds on ``exp`` (:func:`_exp_neg_dyadic`), and a tie
+  reads the next 16 bits. The discrete Laplace (its geometric part bit by bit,
+  :class:`_LaplacePlan`) and the discrete Gaussian's acceptance step (:class:`_GaussianTable`)
+  use it;
+* Canonne, Kamath & Steinke (2020), "The Discrete Gaussian for Differential Privacy" (CKS20),
+  Algorithms 1-3: Bernoulli(exp(-gamma)) for rational gamma from uniform *integers* drawn with
+  ``Generator.integers(0, high)`` (exact for every ``high``), in int64 with Python integers
+  for the rare entries that would overflow. The discrete Laplace below scale 1/40 and the
+  discrete Gaussian from sigma 255 up use it, and the tests check each method against the
+  other.
 
-Termination. Every loop draws fresh uniforms on every round and ends on each round with
-probability at least 1/2 (Algorithm 1's rounds end with probability ``>= 1 - 1/k``, a
-geometric count ends with probability ``1 - e^-1``, a rejection round accepts with probability
-``>= 1/2``), so no single uniform value can keep a loop going: the loops stop with probability
-1, and the crafted generator whose every word is all ones makes each of them stop at once
-(``tests/test_exact_samplers.py``). This is the bug of numpy's ``Generator.geometric`` that the
-samplers replace: its search loop never ends for a uniform above its running sum's limit.
+No float is on the path that decides an output, and no uniform double is drawn. Scales arrive
+as doubles and are converted exactly with ``Fraction(float)`` (every double is a dyadic
+rational), so the law sampled is the one of the double the caller passed.
+
+Termination. Every loop draws fresh uniforms on every round and ends each round with a
+probability bounded away from 0 (Algorithm 1's round ``k`` ends with probability
+``>= 1 - 1/k``, a geometric count of Bernoulli(e^-1) with ``1 - e^-1``, a tie with
+``1 - 2**-16``, a rejection round with at least 0.3), so no single uniform value can keep a
+loop going and the loops stop with probability 1. The crafted generator whose every word is
+all ones makes each of them stop at once (tests/test_exact_samplers.py): the comparisons are
+oriented so that an all-ones word decides ("not below") and the discrete Laplace then returns
+0, which every rejection step accepts. numpy's ``Generator.geometric``, which the samplers
+replace, loops forever on that stream.
 
 Integer ranges. Every int64 intermediate is kept below ``2**62`` by the bounds checked where it
-is computed; the rare entries that would overflow (a geometric count above 500, a Gaussian
-proposal far in the tail) are finished exactly with Python integers. The one truncation is the
-output type: a discrete Laplace value with ``|x| >= 2**62`` cannot be returned as int64 and its
-proposal is redrawn; that mass is ``P(|X| >= 2**62) < 2 exp(-2**62 / scale) < exp(-4 * 10**6)``
-for scales up to 2**40 (and smaller still for the discrete Gaussian), far below the smallest
-double, and it is the delta such a release would have to be charged.
+is computed. The one truncation is the output type: a discrete Laplace value with
+``|x| >= 2**62`` cannot be returned as int64 (CKS20's path redraws it; the digit path would need
+``2**18`` successive successes of probability ``<= e**-12``); that mass is
+``P(|X| >= 2**62) < 2 exp(-2**62 / scale) < exp(-4 * 10**6)`` for scales up to 2**40 (and
+smaller still for the discrete Gaussian), far below the smallest double, and it is the delta
+such a release would have to be charged.
 """
 
 from __future__ import annotations

@@ -13,16 +13,18 @@ textbook Laplace mechanism has nothing to grip on. The two noise distributions a
 
 Exact, in integer arithmetic
 ----------------------------
-Both samplers are CKS20's Algorithms 1-3 (Canonne, Kamath & Steinke 2020) vectorised over
-numpy int64 arrays (:mod:`dplib.mechanisms._exact`): every decision is a uniform *integer* from
-``Generator.integers`` compared with an integer, or 62 uniform bits compared with the binary
-expansion of a rational held exactly as a :class:`fractions.Fraction`. No float is on the path
+Both samplers work on numpy integer arrays (:mod:`dplib.mechanisms._exact`): the discrete
+Laplace by exact inversion of its geometric part, bit by bit (uniform 16-bit words compared with
+the binary expansions of its probabilities, certified by integer-arithmetic bounds on ``exp``),
+the discrete Gaussian by CKS20's Algorithm 3 (Canonne, Kamath & Steinke 2020) with an exact table
+of its acceptance probabilities or, for sigma >= 255, its Algorithms 1-3 in int64. Every
+decision compares uniform integers with integers or with certified binary digits. No float is on the path
 that decides an output, and no uniform double is drawn. The scale (or sigma) double is taken as
 the exact rational it is (``Fraction(scale)``), so the law is exactly the one of that double.
 Every loop draws fresh uniforms each round and ends each round with probability >= 1/2, so no
 uniform value can keep it from ending (numpy's float ``Generator.geometric``, used before, loops
 forever on an all-ones bit stream). The only truncation is the int64 output: mass beyond
-``|x| >= 2**62``, below ``exp(-4 * 10**6)`` for the accepted scales, is redrawn.
+``|x| >= 2**62``, below ``exp(-4 * 10**6)`` for the accepted scales, is never returned.
 
 One job per module:
 

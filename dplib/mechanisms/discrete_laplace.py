@@ -2,8 +2,8 @@
 
 ``P(x) ∝ exp(-|x| / s)`` on the integers; adding it to an integer answer with
 ``s = Delta / epsilon`` is epsilon-DP (Ghosh, Roughgarden & Sundararajan 2009, the geometric
-mechanism). Draws are exact, in integer arithmetic: Canonne, Kamath & Steinke (2020),
-Algorithm 2, vectorised (:mod:`dplib.mechanisms._exact`; see :mod:`dplib.mechanisms.discrete`).
+mechanism). Draws are exact, in integer arithmetic (:mod:`dplib.mechanisms._exact`; see
+:mod:`dplib.mechanisms.discrete`).
 The discrete Gaussian sampler of :mod:`dplib.mechanisms.discrete_gaussian` proposes from this
 distribution.
 """
@@ -77,20 +77,26 @@ def sample_discrete_laplace(
 
     Notes
     -----
-    Exact: CKS20, Algorithm 2 with the double ``scale`` taken as the rational ``t / s`` it is
-    (``fractions.Fraction(scale)``). ``U`` uniform on ``{0..t-1}`` is kept with probability
-    ``exp(-U/t)`` (Algorithm 1), ``V`` counts Bernoulli(``e^-1``) successes, ``Y = floor((U +
-    t V) / s)`` is geometric with ratio ``q``, and a fair sign with ``-0`` rejected gives the
-    discrete Laplace. Integer comparisons only; no float uniform is drawn, and every loop ends
-    each round with probability >= 1/2 (so an all-ones bit stream cannot stall it). Values with
-    ``|x| >= 2**62`` (the int64 range; probability below ``exp(-4 * 10**6)``) are redrawn.
+    Exact, in integer arithmetic, for the double ``scale`` taken as the rational it is
+    (``fractions.Fraction(scale)``). ``X = 0`` with probability ``(1 - q)/(1 + q)``, else
+    ``X = +-(1 + Y)`` with a fair sign and ``Y`` geometric (``P(Y = y) = (1 - q) q**y``), whose
+    binary digits are independent Bernoulli(``q**(2**j) / (1 + q**(2**j))``) variables and
+    whose high part is geometric with ratio ``q**(2**L) <= e**-12``. Each Bernoulli trial
+    compares uniform 16-bit words with the binary expansion of its probability, certified by
+    integer-arithmetic bounds on ``exp`` (a tie reads 16 more bits: an exact comparison with
+    the real number, Knuth & Yao 1976): about ``log2(12 scale) + 3`` words per value. Below
+    scale 1/40 it runs CKS20 Algorithm 2 instead (U uniform, Bernoulli(exp(-U/t)) by Algorithm
+    1, a geometric count of Bernoulli(e^-1) trials). No float uniform is drawn; every loop ends
+    each round with probability >= 1/2, and an all-ones bit stream returns 0. Values with
+    ``|x| >= 2**62`` (the int64 range; probability below ``exp(-4 * 10**6)``) are not returned.
     Variance: ``2 q / (1 - q)**2``.
 
     References
     ----------
     Inusah & Kozubowski (2006), "A discrete analogue of the Laplace distribution", J. Statist.
     Plann. Inference 136(3). Canonne, Kamath & Steinke (2020), "The Discrete Gaussian for
-    Differential Privacy", NeurIPS, Algorithm 2.
+    Differential Privacy", NeurIPS, Algorithms 1 and 2. Knuth & Yao (1976), "The complexity of
+    nonuniform random number generation".
 
     Examples
     --------

@@ -13,7 +13,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-__all__ = ["answers_by_id", "grade_id", "is_answer", "is_manual_cell", "is_test_cell", "max_points", "nbgrader"]
+__all__ = [
+    "FIGURE_PREFIX",
+    "answers_by_id",
+    "figure_descriptions",
+    "grade_id",
+    "is_answer",
+    "is_manual_cell",
+    "is_test_cell",
+    "max_points",
+    "nbgrader",
+]
 
 
 def nbgrader(cell: Mapping) -> dict:
@@ -55,3 +65,36 @@ def max_points(source) -> tuple[float, float]:
 def answers_by_id(cells: Iterable[Mapping]) -> dict[str, Mapping]:
     """Each answer cell by its ``grade_id`` (answer cells without one are left out)."""
     return {gid: c for c in cells if is_answer(c) and (gid := grade_id(c)) is not None}
+
+
+#: The caption line an author writes in a code cell that draws a figure, one per figure, in the
+#: order the cell draws them: what is plotted and what the reader should see. The book and the
+#: feedback pages use it as the figure's alt text; JupyterLab shows it above the figure.
+FIGURE_PREFIX = "# Figure:"
+
+
+def figure_descriptions(source: str) -> list[str]:
+    """The author's description of each figure a code cell draws, from its ``# Figure:`` lines.
+
+    A description may continue on the following comment lines indented further
+    (``#   ...``). Returns them in order (empty if the cell has none).
+
+    Examples
+    --------
+    >>> figure_descriptions("# Figure: accuracy rises from 0.71 at eps 0.25\\n#   to 0.96 at eps 8.\\nplt.plot(x, y)")
+    ['accuracy rises from 0.71 at eps 0.25 to 0.96 at eps 8.']
+    """
+    found: list[str] = []
+    current: list[str] | None = None
+    for line in str(source).splitlines():
+        stripped = line.strip()
+        if stripped.startswith(FIGURE_PREFIX):
+            current = [stripped[len(FIGURE_PREFIX):].strip()]
+            found.append("")
+        elif current is not None and stripped.startswith("#  "):
+            current.append(stripped[1:].strip())
+        else:
+            current = None
+        if current is not None:
+            found[-1] = " ".join(part for part in current if part)
+    return [d for d in found if d]

@@ -30,7 +30,16 @@ from collections.abc import Callable
 import mistune
 from latex2mathml.converter import convert as latex_to_mathml
 
-__all__ = ["ANSI", "CONTENT_SECURITY_POLICY", "SIGNATURES", "markdown_to_html", "math_to_html"]
+__all__ = [
+    "ANSI",
+    "CONTENT_SECURITY_POLICY",
+    "FOCUS_CSS",
+    "SIGNATURES",
+    "accessible_page",
+    "keyboard_reachable",
+    "markdown_to_html",
+    "math_to_html",
+]
 
 #: Terminal escape codes (colours, cursor moves, window titles), removed from shown output text.
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
@@ -170,3 +179,47 @@ def markdown_to_html(
     return re.sub(
         rf"MATH{nonce}X(\d+)X", lambda m: formulas[int(m.group(1))], rendered
     )
+
+
+#: Focus made visible on every page the course renders (WCAG 2.4.7), in one colour with at least
+#: 3:1 contrast against white and against the dark theme's background.
+FOCUS_CSS = (
+    ":focus-visible{outline:3px solid #1a5fb4;outline-offset:2px}"
+    "pre[tabindex]:focus-visible,[role=region]:focus-visible{outline-offset:0}"
+)
+_SCROLL_BOX = re.compile(r"<(pre|div|span)\b((?:(?!>)[^t]|t(?!abindex=))*?)>", re.S)
+_BOX_LABELS = {"scroll": "table", "math-block": "formula", "wide": "table"}
+
+
+def keyboard_reachable(page: str) -> str:
+    """``page`` with every box that may scroll sideways reachable and scrollable by keyboard.
+
+    WCAG 2.1.1 (axe's ``scrollable-region-focusable``): a ``<pre>`` (code, outputs, tracebacks) and
+    the boxes tables and display formulas scroll in (``class="scroll"``, ``"math-block"``,
+    ``"wide"``, and a long inline formula's ``"math-inline"``) get ``tabindex="0"``; the boxes also a ``role="region"`` and a short label, so a
+    screen reader names what the keyboard reaches. Anything that already has a ``tabindex`` is
+    left alone.
+    """
+
+    def reach(match: re.Match) -> str:
+        tag, attributes = match.group(1), match.group(2)
+        if tag == "pre":
+            return f"<pre tabindex=\"0\"{attributes}>"
+        found = re.search(r"""class=['"]([^'"]*)['"]""", attributes)
+        classes = found.group(1).split() if found else []
+        if tag == "span":  # a long inline formula that scrolls on a phone: reachable, no landmark
+            return f"<span tabindex=\"0\"{attributes}>" if "math-inline" in classes else match.group(0)
+        label = next((_BOX_LABELS[c] for c in (found.group(1).split() if found else []) if c in _BOX_LABELS), None)
+        if label is None:
+            return match.group(0)
+        return f"<div tabindex=\"0\" role=\"region\" aria-label=\"{label}\"{attributes}>"
+
+    return _SCROLL_BOX.sub(reach, page)
+
+
+def accessible_page(page: str) -> str:
+    """A whole page made keyboard-reachable (:func:`keyboard_reachable`) with its content in a
+    ``<main>`` landmark (the feedback pages, the class page, the hand-in service's notices)."""
+    if "<main" not in page:
+        page = page.replace("<body>", "<body><main>", 1).replace("</body>", "</main></body>", 1)
+    return keyboard_reachable(page)

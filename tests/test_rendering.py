@@ -81,3 +81,40 @@ def test_every_markdown_cell_of_the_course_renders_without_raw_maths_or_markup()
             assert not re.search(r"\*\*\w[^*\n]*\w\*\*", text), (path.name, index)  # **bold** left as text
             assert not re.search(r"(?<!\\)\$", text), (path.name, index, text[:200])
             assert "\\frac" not in text and "\\varepsilon" not in text, (path.name, index)
+
+
+# ------------------------------------------------------------------ keyboard and screen readers
+
+
+def test_every_box_that_may_scroll_is_reachable_by_keyboard_and_named():
+    from coursetools.rendering import accessible_page, keyboard_reachable
+
+    page = keyboard_reachable(
+        "<pre>code</pre><pre class='out'>x</pre><div class='scroll'><table></table></div>"
+        "<div class='math-block'><math></math></div><span class='math-inline'><math></math></span>"
+        "<div class='note'>n</div><span>s</span><pre tabindex='-1'>kept</pre>"
+    )
+    assert page.count('tabindex="0"') == 5
+    assert "<div class='note'>" in page and "<span>s</span>" in page  # nothing else touched
+    assert 'role="region" aria-label="table"' in page and 'aria-label="formula"' in page
+    assert "<pre tabindex='-1'>kept</pre>" in page  # an author's own tabindex stays
+    whole = accessible_page("<html><body><h1>t</h1><pre>x</pre></body></html>")
+    assert whole == '<html><body><main><h1>t</h1><pre tabindex="0">x</pre></main></body></html>'
+
+
+def test_a_figure_is_described_by_its_authors_caption_lines():
+    from coursetools.cells import figure_descriptions
+
+    source = (
+        "import matplotlib.pyplot as plt\n"
+        "# Figure: the Laplace density at scale 1 and 2: the wider one is flatter,\n"
+        "#   both peak at the true count.\n"
+        "plt.plot(x, y)\n"
+        "# a plain comment\n"
+        "# Figure: the error against epsilon, falling as 1/epsilon.\n"
+    )
+    assert figure_descriptions(source) == [
+        "the Laplace density at scale 1 and 2: the wider one is flatter, both peak at the true count.",
+        "the error against epsilon, falling as 1/epsilon.",
+    ]
+    assert figure_descriptions("plt.plot(x)\n# Figure:\n") == []

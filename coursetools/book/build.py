@@ -202,6 +202,7 @@ class ChapterRun:
     seconds: float
     cached: bool
     errors: list[str] = field(default_factory=list)
+    undescribed: list[str] = field(default_factory=list)  # figures drawn without a description
 
 
 def _errors(nb: NotebookNode) -> list[str]:
@@ -545,11 +546,11 @@ def render_chapter(
         elif rel.cell_type == "code" and meta.get("solution"):
             starter = _check_code(_starter(rel.source), where)
             solution = _check_code(exe.source, where)
-            outputs = site.outputs_html(exe.get("outputs", []), figures)
+            outputs = site.outputs_html(exe.get("outputs", []), figures, exe.source)
             parts.append(site.answer_cell_html(starter, solution, outputs))
         elif rel.cell_type == "code":
             code = _check_code(rel.source, where)
-            outputs = site.outputs_html(exe.get("outputs", []), figures)
+            outputs = site.outputs_html(exe.get("outputs", []), figures, rel.source)
             test = bool(meta.get("grade"))
             parts.append(
                 site.code_cell_html(
@@ -565,6 +566,8 @@ def render_chapter(
             seen += len(re.findall(r"<h[1-4]>", part))
             cell_headings.append(seen)
     parts.insert(1 if parts else 0, note)  # under the chapter's title and introduction
+    # the lint rule of figures: each one the chapter draws has its author's description
+    run.undescribed = [f"a figure without a '# Figure:' description ({u})" for u in figures.undescribed]
     toc: list[tuple[int, str, str]] = []
     body = site.add_heading_ids("\n".join(parts), set(), toc)
     return body, toc
@@ -709,7 +712,9 @@ class BookReport:
 
     @property
     def errors(self) -> list[str]:
-        return [f"{name}: {e}" for name, run in self.runs.items() for e in run.errors]
+        """Cells that raised, and figures drawn without their author's description (a figure's
+        ``# Figure:`` line is its alt text: issue 41); ``--strict`` fails the build on either."""
+        return [f"{name}: {e}" for name, run in self.runs.items() for e in [*run.errors, *run.undescribed]]
 
     @property
     def executed(self) -> list[str]:

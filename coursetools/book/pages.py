@@ -28,7 +28,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from coursetools.rendering import ANSI, SIGNATURES, markdown_to_html
+from coursetools.cells import figure_descriptions
+from coursetools.rendering import ANSI, FOCUS_CSS, SIGNATURES, keyboard_reachable, markdown_to_html
 
 __all__ = [
     "BOOK_CSP",
@@ -72,6 +73,9 @@ def stylesheet() -> str:
     dark = HtmlFormatter(style=DARK_CODE_STYLE).get_style_defs(".highlight")
     return (
         (ASSETS / "book.css").read_text(encoding="utf-8")
+        + "\n/* Keyboard focus, on every page (coursetools.rendering.FOCUS_CSS) */\n"
+        + FOCUS_CSS
+        + "\n@media (prefers-color-scheme: dark) { :focus-visible { outline-color: #8ab4f8; } }\n"
         + "\n/* Code highlighting (Pygments) */\n"
         + light
         + "\n.highlight { background: var(--code); }\n.highlight pre { background: none; }\n"
@@ -168,6 +172,8 @@ class FigureWriter:
     site: Path
     chapter: str
     written: list[Path] = field(default_factory=list)
+    described: list[str] = field(default_factory=list)  # the current cell's figure descriptions
+    undescribed: list[str] = field(default_factory=list)  # figures drawn without one (a lint error)
 
     def write(self, data: bytes, ext: str) -> str:
         folder = self.site / "figures" / self.chapter
@@ -202,8 +208,18 @@ def _image_tag(src: str, alt: str, meta: object) -> str:
 
 
 def _rich_html(data: dict, metadata: dict, figures: FigureWriter) -> str:
-    """One display_data/execute_result: a figure file, rendered markdown/LaTeX, or text."""
-    alt = f"Figure {len(figures.written) + 1} of {figures.chapter}"
+    """One display_data/execute_result: a figure file, rendered markdown/LaTeX, or text.
+
+    A figure's alt text is the author's description (the cell's ``# Figure:`` lines,
+    :func:`coursetools.cells.figure_descriptions`, in order); a figure without one is recorded in
+    ``figures.undescribed`` and gets a placeholder.
+    """
+    if figures.described:
+        alt = figures.described.pop(0)
+    else:
+        alt = f"Figure {len(figures.written) + 1} of {figures.chapter} (no description)"
+        if any(m in data for m in ("image/png", "image/jpeg", "image/svg+xml")):
+            figures.undescribed.append(f"{figures.chapter}: figure {len(figures.written) + 1}")
     for mime, ext in (("image/png", "png"), ("image/jpeg", "jpg")):
         if mime in data:
             raw = _decoded(data[mime], mime)
@@ -222,8 +238,10 @@ def _rich_html(data: dict, metadata: dict, figures: FigureWriter) -> str:
     return f"<pre>{html.escape(plain)}</pre>" if plain else ""
 
 
-def outputs_html(outputs: Sequence[dict], figures: FigureWriter) -> str:
-    """A code cell's stored outputs as HTML (streams merged, tracebacks without ANSI codes)."""
+def outputs_html(outputs: Sequence[dict], figures: FigureWriter, source: str = "") -> str:
+    """A code cell's stored outputs as HTML (streams merged, tracebacks without ANSI codes);
+    ``source`` is the cell's code, whose ``# Figure:`` lines describe its figures."""
+    figures.described = figure_descriptions(source)
     parts: list[str] = []
     stream_name, stream_text = None, ""
 
@@ -354,8 +372,9 @@ def page_html(
         "<link rel='stylesheet' href='static/book.css'>\n"
         + head_scripts
         + "</head>\n<body>\n"
+        + "<a class='skip' href='#content'>Skip to the content</a>\n"  # first stop of the keyboard
         + topbar
-        + f"<main id='content'>\n{scrollable(body)}\n{pager}\n</main>\n"
+        + f"<main id='content'>\n{keyboard_reachable(scrollable(body))}\n{pager}\n</main>\n"
         + _sidebar(book_title, chapters, extras, current, toc)
         + "\n</body>\n</html>\n"
     )

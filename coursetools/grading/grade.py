@@ -49,7 +49,13 @@ import nbformat
 from nbformat.notebooknode import NotebookNode
 
 from coursetools.authoring import rules
-from coursetools.cells import is_manual_cell, is_test_cell, max_points, nbgrader
+from coursetools.cells import (
+    figure_descriptions,
+    is_manual_cell,
+    is_test_cell,
+    max_points,
+    nbgrader,
+)
 from coursetools.grading import bridge, framing
 from coursetools.grading.sandboxed import bans, limits
 from coursetools.grading.sandboxed import sandbox as sbx
@@ -543,6 +549,10 @@ def score(nb: NotebookNode, grader: _Grader | None, release: NotebookNode):
         gid = _nbg(cell).get("grade_id")
         points = float(_nbg(cell).get("points", 0) or 0)
         entry = {"type": cell.cell_type, "source": cell.source, "grade_id": gid}
+        # the author's figure descriptions (alt text on the page), never the student's text
+        author = rel[gid].source if gid in rel else (cell.source if _nbg(cell) else "")
+        if cell.cell_type == "code" and figure_descriptions(author):
+            entry["figures"] = figure_descriptions(author)
         if is_test_cell(cell):
             verdict = verdicts.get(index)
             hidden = False

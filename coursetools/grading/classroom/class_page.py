@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from coursetools.grading.classroom.feedback import CSS, _fmt, display_name
-from coursetools.rendering import CONTENT_SECURITY_POLICY
+from coursetools.rendering import CONTENT_SECURITY_POLICY, accessible_page
 
 __all__ = [
     "MESSAGE_CHARS",
@@ -258,7 +258,7 @@ def render_class_page(summaries: Sequence[AssignmentSummary], *, title: str = "C
         parts.append(f"<p>attempts used: {used or 'one each'}</p></section>")
     parts.append(_student_table(summaries, students))
     parts.append("</body></html>\n")
-    return "".join(parts)
+    return accessible_page("".join(parts))
 
 
 def _student_table(summaries: Sequence[AssignmentSummary], students: Sequence[str]) -> str:

@@ -22,7 +22,13 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from coursetools.rendering import CONTENT_SECURITY_POLICY, SIGNATURES, markdown_to_html
+from coursetools.rendering import (
+    CONTENT_SECURITY_POLICY,
+    FOCUS_CSS,
+    SIGNATURES,
+    accessible_page,
+    markdown_to_html,
+)
 
 __all__ = [
     "display_name",
@@ -46,15 +52,15 @@ body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0
 pre{background:#f6f8fa;padding:.6rem;overflow-x:auto;border-radius:4px}
 .cell{margin:1rem 0}.md{line-height:1.5}math[display=block]{margin:.6rem 0}
 blockquote{border-left:3px solid #ccc;margin:0;padding-left:1rem;color:#444}
-.gid{color:#777;font-size:.85em}
+.gid{color:#595959;font-size:.85em}
 .verdict{padding:.3rem .6rem;border-radius:4px;font-weight:600}
 .passed{background:#dcf5dc}.failed,.timeout,.died{background:#fde0e0}.partial{background:#fff3c4}
 .notrun{background:#eee}.manual{background:#e0ecff}
-pre.out{background:#fff;border-left:3px solid #9ab;margin-top:-.6rem}.outnote{color:#a60}
+pre.out{background:#fff;border-left:3px solid #9ab;margin-top:-.6rem}.outnote{color:#8a5300}
 img.out{max-width:100%;display:block;margin:.4rem 0}
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2rem .6rem;text-align:left}
 .notice{background:#eef4ff;border-left:4px solid #4878a8;padding:.2rem .8rem;margin:1rem 0}
-"""
+""" + FOCUS_CSS
 
 
 def _fmt(x: float | None) -> str:
@@ -262,9 +268,12 @@ def sandbox_remedy(mode: str, why: str = "") -> str:
 _BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
 
 
-def _outputs_html(outputs: Iterable[dict]) -> list[str]:
-    """A code cell's outputs from the display run (:mod:`coursetools.grading.sandboxed.outputs`): text, figures."""
+def _outputs_html(outputs: Iterable[dict], descriptions: Sequence[str] = ()) -> list[str]:
+    """A code cell's outputs from the display run (:mod:`coursetools.grading.sandboxed.outputs`):
+    text, figures; ``descriptions`` are the author's (the release cell's ``# Figure:`` lines),
+    the figures' alt text in order."""
     parts = []
+    described = list(descriptions)
     for output in outputs:
         kind = output.get("kind")
         if kind == "text":
@@ -276,8 +285,9 @@ def _outputs_html(outputs: Iterable[dict]) -> list[str]:
             and output.get("mime") in SIGNATURES
             and _BASE64.fullmatch(output.get("data", ""))
         ):
+            alt = described.pop(0) if described else "a figure your notebook drew"
             parts.append(
-                f"<img class='out' alt='a figure your notebook drew' "
+                f"<img class='out' alt='{html.escape(alt, quote=True)}' "
                 f"src='data:{output['mime']};base64,{output['data']}'>"
             )
     return parts
@@ -339,7 +349,7 @@ def render_html(result: dict, notice: Sequence[str] = ()) -> str:
             parts.append(f"<div class='md'>{markdown_to_html(cell['source'])}</div>")
         else:
             parts.append(f"<pre>{esc(cell['source'])}</pre>")
-            parts += _outputs_html(cell.get("outputs", ()))
+            parts += _outputs_html(cell.get("outputs", ()), cell.get("figures", ()))
         if cell.get("kind") == "test":
             status = cell["status"]
             message = f": {esc(cell['message'])}" if cell.get("message") else ""
@@ -367,21 +377,21 @@ def render_html(result: dict, notice: Sequence[str] = ()) -> str:
             parts.append(f"<p>{esc(remedy[0].upper() + remedy[1:])}.</p>")
         parts.append("</footer>")
     parts.append("</body></html>\n")
-    return "".join(parts)
+    return accessible_page("".join(parts))
 
 
 def render_notice(student: str, assignment: str, notice: Sequence[str]) -> str:
     """A page with no grade, only ``notice`` (a submission the hand-in service did not grade)."""
     esc = html.escape
     title = f"{display_name(assignment)}: not graded, {display_name(student)}"
-    return "".join([
+    return accessible_page("".join([
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         f"<meta http-equiv='Content-Security-Policy' content=\"{CONTENT_SECURITY_POLICY}\">",
         f"<title>{esc(title)}</title><style>{CSS}</style></head><body>",
         f"<h1>{esc(title)}</h1><div class='notice'>",
         *(f"<p>{esc(n)}</p>" for n in notice),
         "</div></body></html>\n",
-    ])
+    ]))
 
 
 def _cell_anchors(cells: Sequence[dict]) -> dict[str, str]:

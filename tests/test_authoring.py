@@ -96,3 +96,43 @@ def test_the_grading_copy_of_dplib_lacks_the_banned_code(tmp_path):
     untouched = copy / "mechanisms" / "laplace.py"
     assert untouched.read_text() == (bans.real_dplib_dir() / "mechanisms" / "laplace.py").read_text()
     assert bans.grading_dplib([], tmp_path / "none") is None
+
+
+# ------------------------------------------------------------------ read by a screen reader too
+
+
+@pytest.mark.parametrize(
+    ("markdown", "complaint"),
+    [
+        ("## Starts at h2", "first heading is level 2"),
+        ("# Title\n\n### A jump", "jumps from level 1 to 3"),
+        ("# T\n\nSee [here](https://example.org).", "does not say where it goes"),
+        ("# T\n\nSee [https://example.org](https://example.org).", "does not say where it goes"),
+        ("# T\n\n| | b |\n|---|---|\n| 1 | 2 |", "leaves a column unnamed"),
+        ("# T\n\n![](figure.png)", "has no description"),
+    ],
+)
+def test_each_readability_rule_can_fail(markdown, complaint):
+    from coursetools.authoring.readable import readability_problems
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(markdown)])
+    problems = readability_problems(nb)
+    assert any(complaint in p for p in problems), problems
+
+
+def test_readable_markdown_passes_and_code_blocks_are_not_headings():
+    from coursetools.authoring.readable import readability_problems
+
+    good = "# T\n\n## Goals\n\n```python\n# a comment, not a heading\n```\n\n### Detail\n\n" \
+           "Read [Dwork and Roth's book](https://example.org).\n\n| eps | error |\n|---|---|\n| 1 | 2 |"
+    assert readability_problems(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(good)])) == []
+
+
+@pytest.mark.parametrize("name", find_assignments(ROOT / "solutions") + ["pilot"])
+def test_every_course_notebook_reads_well_with_a_screen_reader(name):
+    """Headings without gaps, links that say where they go, tables with headers, images with text."""
+    from coursetools.authoring.readable import readability_problems
+
+    base = ROOT / "tests" / "fixtures" / "solutions" if name == "pilot" else ROOT / "solutions"
+    nb = nbformat.read(base / name / f"{name}.ipynb", as_version=4)
+    assert readability_problems(nb) == []

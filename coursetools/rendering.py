@@ -119,7 +119,10 @@ def math_to_html(latex: str, *, display: bool = False) -> str:
     converted = re.sub(r"\\(begin|end)\{aligned\}", r"\\\1{align*}", latex)
     try:
         tree = ET.fromstring(latex_to_mathml(converted, display="block" if display else "inline"))
-        return ET.tostring(_clean(tree), encoding="unicode", short_empty_elements=False)
+        clean = _clean(tree)
+        # the formula as written, for a screen reader without MathML support (attribute-escaped)
+        clean.set("alttext", " ".join(latex.split())[:500])
+        return ET.tostring(clean, encoding="unicode", short_empty_elements=False)
     except Exception:  # noqa: BLE001 - any LaTeX the converter cannot read is shown as written
         delimiter = "$$" if display else "$"
         return f"<code class='tex'>{html.escape(delimiter + latex + delimiter)}</code>"

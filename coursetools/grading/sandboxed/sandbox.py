@@ -829,6 +829,9 @@ def _environment(args: argparse.Namespace) -> dict[str, str]:
         "OPENBLAS_NUM_THREADS": "1",
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
+        # /dev/shm is read-only in the sandbox: joblib (scikit-learn) would warn on every import
+        # that it falls back to serial, on the student's page; serial is what it gets anyway
+        "JOBLIB_MULTIPROCESSING": "0",
     }
 
 

@@ -373,6 +373,8 @@ def _one_minus_exp(x: Fraction) -> _Threshold:
 
 
 _WORD = 16  # bits per comparison word
+#: Bit generators whose ``random_raw`` words are uniform on all 64 bits (MT19937's are 32-bit).
+_RAW64 = (np.random.PCG64, np.random.PCG64DXSM, np.random.SFC64, np.random.Philox)
 _BLOCK = 1 << 17  # values per block (bounds the memory of the word matrix)
 
 
@@ -421,6 +423,8 @@ class _LaplacePlan:
         self.rows = [_nonzero_mass(g)] + [_logistic(g * (1 << j)) for j in range(self.bits)]
         self.high = _Threshold(_e_bounds(g * (1 << self.bits)))
         self.rows.append(self.high)  # the last row decides G >= 1
+        narrow = np.uint8 if self.bits <= 8 else np.uint16 if self.bits <= 16 else np.uint64
+        self.shifts = np.arange(self.bits, dtype=narrow)[:, None]
         self.heads = np.array([r.digit(1) for r in self.rows], dtype=np.uint16)
         self.high_head = self.heads[-1:]
 
@@ -440,22 +444,33 @@ def _laplace_plan(t: int, s: int) -> _LaplacePlan:
 def _words(rows: int, n: int, rng: np.random.Generator) -> np.ndarray:
     """A ``rows x n`` matrix of uniform 16-bit words (from 64-bit draws)."""
     total = rows * n
-    raw = rng.integers(0, 2**64, size=-(-total // 4), dtype=np.uint64, endpoint=False)
+    count = -(-total // 4)
+    bit_generator = rng.bit_generator
+    if type(bit_generator) in _RAW64:  # their raw outputs are uniform 64-bit words: no overhead
+        raw = bit_generator.random_raw(count)
+    else:  # the full range [0, 2**64 - 1] (endpoint=True: numpy's faster form of it)
+        raw = rng.integers(0, 2**64 - 1, size=count, dtype=np.uint64, endpoint=True)
     return raw.view(np.uint16)[:total].reshape(rows, n)
 
 
-def _laplace_block(plan: _LaplacePlan, n: int, rng: np.random.Generator) -> np.ndarray:
+def _laplace_parts(
+    plan: _LaplacePlan, n: int, rng: np.random.Generator, extra: int = 0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``n`` discrete Laplace draws as (magnitude ``|X|``, negative sign, ``extra`` rows of words).
+
+    The extra 16-bit words are drawn in the same call, for a caller that needs more uniform
+    bits per value (the discrete Gaussian's acceptance step).
+    """
     rows = len(plan.rows)  # nonzero, L bits, high part
-    words = _words(rows + 1, n, rng)  # + the sign row
+    words = _words(rows + 1 + extra, n, rng)  # + the sign row and the extra rows
     decided = _compare(words[:rows], plan.rows, plan.heads, rng)
     zero = ~decided[0]  # X = 0 unless U < 2q/(1+q): an all-ones word gives 0
-    if n <= 16384:  # one call (packbits is slower per value on long rows)
-        packed = np.packbits(decided[1 : 1 + plan.bits], axis=0, bitorder="little")
-        y = packed[0].astype(np.int64)
-        for k in range(1, packed.shape[0]):
-            y |= packed[k].astype(np.int64) << (8 * k)
-    else:  # Y's low bits, assembled in the narrowest unsigned type that holds them
-        narrow = np.uint8 if plan.bits <= 8 else np.uint16 if plan.bits <= 16 else np.uint64
+    # Y's low bits: row j shifted by j, OR-ed, in the narrowest unsigned type that holds them
+    narrow = plan.shifts.dtype.type
+    if n <= 16384:  # one reduction: fewest numpy calls for short blocks
+        bits = decided[1 : 1 + plan.bits].view(np.uint8).astype(narrow, copy=False)
+        y = np.bitwise_or.reduce(bits << plan.shifts, axis=0).astype(np.int64)
+    else:  # row by row: less memory traffic for long blocks
         low = decided[1].view(np.uint8).astype(narrow)
         for j in range(1, plan.bits):
             low |= decided[1 + j].view(np.uint8).astype(narrow) << narrow(j)
@@ -469,9 +484,14 @@ def _laplace_block(plan: _LaplacePlan, n: int, rng: np.random.Generator) -> np.n
         idx = idx[_compare(_words(1, idx.size, rng), [plan.high], plan.high_head, rng)[0]]
     negative = words[rows] < (1 << (_WORD - 1))  # fair: p = 1/2 is exactly 2**15 / 2**16
     y += 1
-    np.negative(y, out=y, where=negative)
-    y[zero] = 0
-    return y
+    np.multiply(y, ~zero, out=y)  # |X| = 0 where the first row said so
+    return y, negative, words[rows + 1 :]
+
+
+def _laplace_block(plan: _LaplacePlan, n: int, rng: np.random.Generator) -> np.ndarray:
+    magnitude, negative, _ = _laplace_parts(plan, n, rng)
+    np.negative(magnitude, out=magnitude, where=negative)
+    return magnitude
 
 
 def sample_discrete_laplace_exact(
@@ -684,10 +704,10 @@ def _gaussian_table(sigma: Fraction) -> _GaussianTable:
 
 def _gaussian_table_block(table: _GaussianTable, size: int, rng) -> np.ndarray:
     """``size`` runs of Algorithm 3 with the acceptance table; returns the accepted values."""
-    y = sample_discrete_laplace_exact(Fraction(table.t), size, rng)  # line 3
-    mag = np.abs(y)
+    # line 3: discrete Laplace proposals of scale t (as magnitude and sign), and one more word each
+    mag, negative, extra = _laplace_parts(_laplace_plan(table.t, 1), size, rng, extra=1)
+    words = extra[0]
     idx = np.minimum(mag, table.size - 1)
-    words = _words(1, size, rng)[0]
     heads = table.heads[idx]
     drop = words < heads  # line 4, decided by the first 16 bits ...
     ties = np.flatnonzero(words == heads)
@@ -701,7 +721,8 @@ def _gaussian_table_block(table: _GaussianTable, size: int, rng) -> np.ndarray:
         level += 1
     for i in np.flatnonzero(mag >= table.size):  # beyond 16 t: exact, in Python integers
         drop[i] = not _bernoulli_exp_scalar(table.gamma(int(mag[i])), rng)
-    return y[~drop]
+    np.negative(mag, out=mag, where=negative)
+    return mag[~drop]
 
 
 def sample_discrete_gaussian_exact(

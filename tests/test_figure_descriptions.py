@@ -27,6 +27,9 @@ def test_the_book_uses_the_cells_descriptions_and_reports_a_figure_without_one(t
     assert "no description" in bare and figures.undescribed == ["ch: figure 3"]
     quoted = site.outputs_html([OUTPUT], figures, '# Figure: a "quoted" <b>word</b>\n')
     assert 'alt="a &quot;quoted&quot; &lt;b&gt;word&lt;/b&gt;"' in quoted
+    table = {"output_type": "display_data", "data": {"text/markdown": "| a |\n|---|\n| 1 |"}, "metadata": {}}
+    mixed = site.outputs_html([table, OUTPUT], figures, "# Figure: the figure after a table.\n")
+    assert 'alt="the figure after a table."' in mixed  # a table shown first takes no description
 
 
 def test_a_feedback_figure_takes_the_authors_description_never_the_students():

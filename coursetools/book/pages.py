@@ -214,11 +214,11 @@ def _rich_html(data: dict, metadata: dict, figures: FigureWriter) -> str:
     :func:`coursetools.cells.figure_descriptions`, in order); a figure without one is recorded in
     ``figures.undescribed`` and gets a placeholder.
     """
-    if figures.described:
-        alt = figures.described.pop(0)
-    else:
-        alt = f"Figure {len(figures.written) + 1} of {figures.chapter} (no description)"
-        if any(m in data for m in ("image/png", "image/jpeg", "image/svg+xml")):
+    if any(m in data for m in ("image/png", "image/jpeg", "image/svg+xml")):  # a figure: its description
+        if figures.described:
+            alt = figures.described.pop(0)
+        else:
+            alt = f"Figure {len(figures.written) + 1} of {figures.chapter} (no description)"
             figures.undescribed.append(f"{figures.chapter}: figure {len(figures.written) + 1}")
     for mime, ext in (("image/png", "png"), ("image/jpeg", "jpg")):
         if mime in data:

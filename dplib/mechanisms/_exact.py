@@ -745,9 +745,11 @@ def sample_discrete_gaussian_exact(
     filled = 0
     while filled < count:
         need = count - filled
-        expected = need / table.rate  # + 5 standard deviations: one batch nearly always fills
-        batch = min(int(expected + 5.0 * math.sqrt(expected)) + 16, _BLOCK)
+        expected = need / table.rate  # + 4 standard deviations: one batch nearly always fills
+        batch = min(int(expected + 4.0 * math.sqrt(expected)) + 8, _BLOCK)
         got = _gaussian_table_block(table, batch, rng)
+        if filled == 0 and got.size >= count:  # the usual case: one batch, no copy
+            return got[:count]
         take = min(got.size, need)
         out[filled : filled + take] = got[:take]
         filled += take

@@ -142,15 +142,24 @@ def test_every_grading_page_has_no_wcag_violation(browser, graded_pages, viewpor
 
 
 def test_the_keyboard_reaches_the_skip_link_first_and_every_scrolling_box(browser, book, graded_pages):
-    """Tab from the top of a chapter: the skip link comes first and is visible; every box that
-    scrolls (code, tables, formulas) is a tab stop; on a feedback page each code block is one, and
-    the focus ring is drawn."""
+    """Tab from the top of a chapter on a phone: the skip link comes first and is visible; Menu
+    opens the sidebar with the keyboard in it, Escape closes it; every box that scrolls (code,
+    tables, formulas) is a tab stop; on a feedback page each code block is one, and the focus ring
+    is drawn."""
     context, tab = _open(browser, {"width": 390, "height": 844}, "light")
     try:
         tab.goto((book / "05_gaussian_mechanism.html").as_uri())
         tab.keyboard.press("Tab")
         first = tab.evaluate("() => [document.activeElement.className, document.activeElement.getBoundingClientRect().left]")
         assert first[0] == "skip" and first[1] >= 0  # on screen while focused
+        for _ in range(3):  # the book's title, Search, then Menu
+            tab.keyboard.press("Tab")
+        assert tab.evaluate("() => document.activeElement.className") == "menu"
+        tab.keyboard.press("Enter")  # the menu opens and the keyboard is in it
+        assert tab.evaluate("() => !!document.activeElement.closest('#book-nav')")
+        tab.keyboard.press("Escape")  # and back on the button, the menu closed
+        assert tab.evaluate("() => document.activeElement.className") == "menu"
+        assert tab.evaluate("() => !document.getElementById('book-nav').classList.contains('open')")
         boxes = tab.evaluate(
             "() => [...document.querySelectorAll('pre, .scroll, .math-block, .math-inline')]"
             ".filter(e => e.scrollWidth > e.clientWidth).map(e => e.tabIndex)"

@@ -147,9 +147,18 @@
         var open = nav.classList.toggle("open");
         button.setAttribute("aria-expanded", open ? "true" : "false");
         button.textContent = open ? "Close" : "Menu";
+        // the menu comes after the chapter in the page: the keyboard goes to it when it opens
+        var first = open && nav.querySelector("a, input, button, summary");
+        if (first) first.focus();
       });
       nav.addEventListener("click", function (ev) {
         if (ev.target.closest("a") && nav.classList.contains("open")) button.click();
+      });
+      nav.addEventListener("keydown", function (ev) {
+        if (ev.key === "Escape" && nav.classList.contains("open")) {
+          button.click();  // closes the menu, and the keyboard is back on its button
+          button.focus();
+        }
       });
     }
     // ------------------------------------------------------------ the sidebar's search box

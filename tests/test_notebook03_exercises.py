@@ -215,13 +215,16 @@ def sample_exponential(scores, sensitivity, epsilon, rng):
     ],
     "coin_beta_parameters": [
         ("neighbouring relations swapped", _coin(_ADD_REMOVE, _REPLACE)),
-        ("the factor 2 dropped", _coin(_REPLACE, _ADD_REMOVE, c="epsilon / d")),
+        ("the factor 2 dropped (also under replace-one on a range around 1/2, where scores move both ways)",
+         _coin(_REPLACE, _ADD_REMOVE, c="epsilon / d")),
         ("only the upper end (fits symmetric ranges)", _coin("abs(logit(upper))", "-math.log(lower)")),
         ("no checks: NaN and unknown relations accepted", _coin(_REPLACE, _ADD_REMOVE, check=False)),
         ("a = c H (the +1 of the Beta forgotten)", _coin(_REPLACE, _ADD_REMOVE, ab="c * heads, c * (n - heads)")),
         ("replace-one: the range of the logit", _coin("logit(upper) - logit(lower)", _ADD_REMOVE)),
         ("log2 for ln", _coin(_REPLACE.replace("logit", "(lambda t: math.log2(t / (1 - t)))"),
                               "max(-math.log2(lower), -math.log2(1.0 - upper))")),
+        ("the monotone form under replace-one whatever the range, the factor 2 kept under add/remove",
+         _coin(_REPLACE, _ADD_REMOVE, c='epsilon / (d if neighbouring == "replace" else 2.0 * d)')),
     ],
     "median_utility": [
         ("<= for < (values equal to c counted below)", _median_utility(below="<=")),
@@ -341,7 +344,11 @@ def coin_beta_parameters(heads, n, epsilon, lower, upper, neighbouring):
     else:
         moves = np.maximum(-np.log(theta), -np.log(1 - theta))
     d = float(moves.max())
-    return float(1 + epsilon * heads / (2 * d)), float(1 + epsilon * (n - heads) / (2 * d))
+    # the sharper monotone form where every neighbour moves all scores the same way: add/remove
+    # (a flip adds log theta or log(1 - theta), both < 0), replace-one when 1/2 is not inside the range
+    monotone = neighbouring == "add_remove" or upper <= 0.5 or lower >= 0.5
+    factor = 1.0 if monotone else 2.0
+    return float(1 + epsilon * heads / (factor * d)), float(1 + epsilon * (n - heads) / (factor * d))
 """,
     ],
     "median_utility": [

@@ -1,13 +1,14 @@
 # The course's entry points. Every target bootstraps .venv from python3 alone.
 #   make course   the main job (see README)
-#   make test     the whole test suite
+#   make test     the whole test suite (about 8 minutes on two cores)
+#   make test-fast the unit tests, for the edit loop (no kernel, sandbox or notebook run)
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: course test test-browser lint bench tour clean-venv release grade lab student-lab export book
+.PHONY: course test test-fast test-browser lint bench tour clean-venv release grade lab student-lab export book
 
 # (Re)build the virtual environment when it is missing or older than the package metadata.
 # A .venv left without pip by an interrupted first run is rebuilt, not patched.
@@ -84,15 +85,30 @@ book: $(STAMP)
 tour: $(STAMP)
 	$(PY) -m dplib
 
+# The suite on TEST_WORKERS pytest-xdist workers, a whole file per worker so that its module
+# fixtures run once, the longest files first (tests/conftest.py). TEST_WORKERS=0: one process.
+# PYTEST_ARGS: more pytest options, e.g. PYTEST_ARGS="-k laplace" or "--durations=30".
+TEST_WORKERS ?= 2
+PYTEST_ARGS ?=
+XDIST = $(if $(filter 0,$(TEST_WORKERS)),-p no:xdist,-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
 test: $(STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(XDIST) $(PYTEST_ARGS)
+
+# The edit loop: everything but the tests marked slow (kernels, sandboxes, graders, hubs, notebook
+# runs, the contract sweep: tests/conftest.py's SLOW_FILES); under 90 seconds. make test runs all.
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -m "not slow" $(XDIST) $(PYTEST_ARGS)
 
 # Student, instructor and feedback pages in a real Chromium (tests/browser; skips without one).
 test-browser: $(STAMP)
 	$(PY) -m pytest -q tests/browser -o addopts="-ra --strict-markers"
 
+# Lint and formatting (the files listed in pyproject.toml's [tool.ruff.format] exclude are not
+# formatted yet). Not part of make test nor of CI.
+LINTED = dplib tests bench coursetools examples deploy
 lint: $(STAMP)
-	$(PY) -m ruff check dplib tests bench coursetools examples deploy
+	$(PY) -m ruff check $(LINTED)
+	$(PY) -m ruff format --check $(LINTED)
 
 # Benchmarks (not part of make test): dplib against its peers (numpy, OpenDP, diffprivlib,
 # dp-accounting, prv-accountant, Opacus), installed in their own environment (.venv-bench:

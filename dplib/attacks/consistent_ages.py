@@ -3,8 +3,8 @@
 The attack by hand on a census table (see :mod:`dplib.attacks.reconstruction` for the solver):
 a group of ``count`` residents with a published median and mean age. Write the ages in order,
 ``a_1 <= ... <= a_count``; the median fixes the middle value(s) and the mean fixes the sum, so the
-number of sorted tuples left collapses statistic by statistic. For the three men of the lecture
-(median 30, mean 44, ages 0 to 125) only 31 triples remain.
+number of sorted tuples left collapses statistic by statistic. For a block of three men with
+median age 30 and mean 44 (ages 0 to 125; notebook 00) only 31 triples remain.
 
 :func:`count_consistent_ages` counts them by dynamic programming (exact, any group size up to 12);
 :func:`enumerate_consistent_ages` lists them by brute force (small groups).

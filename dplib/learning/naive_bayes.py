@@ -19,7 +19,7 @@ then changes
 * the D sums of squares by ``z_j^2 <= 1/4`` each (L1 sensitivity ``D / 4``).
 
 The sensitivity grows with the number of features D because one person's record appears in the
-statistics of *every* feature: this is the lecture's categorical naive Bayes, whose (class,
+statistics of *every* feature: this is the categorical naive Bayes of notebook 02, whose (class,
 feature value) count tables have L1 sensitivity D and need Laplace noise of scale ``D / epsilon``.
 Equivalently (basic composition), the D per-feature tables are D queries of sensitivity 1, each
 answered with ``epsilon / D``. Centring matters under add/remove: the sensitivity of a sum of

@@ -349,7 +349,7 @@ def beta_bias_parameters(
     -----
     ``exp(epsilon u(theta) / (2 Delta)) = theta^(c H) (1 - theta)^(c T)`` (McSherry & Talwar
     2007): a tempered likelihood, like a Bayesian posterior under a uniform prior in which each
-    flip counts for ``c`` flips. The lecture's figures (epsilon = 0.1 on ``[0.1, 0.9]``, add/remove)
+    flip counts for ``c`` flips. Notebook 03's figures (epsilon = 0.1 on ``[0.1, 0.9]``, add/remove)
     give ``Delta = ln 10 ≈ 2.3`` and ``c ≈ 0.022``.
 
     Examples

@@ -100,6 +100,7 @@ def figures_chapter() -> nbformat.NotebookNode:
         ),
         _cell(
             "code",
+            "# Figure: the loss against the step, rising from 0 to 4 over steps 0 to 2.\n"
             "fig, ax = plt.subplots(figsize=(3, 2))\nax.plot([0, 1, 2], [0, 1, 4])\n"
             "ax.set_title('loss')\nplt.show()",
         ),
@@ -272,6 +273,7 @@ def test_figures_are_png_files_beside_the_pages(pages):
         assert src.startswith("figures/01_figures/") and not src.startswith("data:")
         data = (site_dir / src).read_bytes()
         assert data.startswith(b"\x89PNG\r\n\x1a\n"), src
+    assert 'alt="the loss against the step, rising from 0 to 4 over steps 0 to 2."' in pages["01_figures.html"].read_text()
     figure = site_dir / "figures" / "01_figures" / "1.png"
     assert figure.stat().st_size > 1000, "the executed cell's figure, not a placeholder"
     for path in pages.values():
@@ -349,8 +351,10 @@ def test_solutions_and_model_answers_are_folded_closed_and_starters_shown(pages)
 def test_maths_is_mathml_and_ansi_codes_are_gone(pages):
     raw = pages["01_figures.html"].read_text(encoding="utf-8")
     assert raw.count("<math") >= 3 and 'display="block"' in raw
-    assert "\\varepsilon" not in raw and "$$" not in raw
-    printed = re.search(r"<pre class='stdout'>(.*?)</pre>", raw, re.S).group(1)
+    assert 'alttext="\\varepsilon"' in raw  # the source, for a screen reader without MathML
+    shown = re.sub(r'alttext="[^"]*"', "", raw)
+    assert "\\varepsilon" not in shown and "$$" not in shown
+    printed = re.search(r"<pre[^>]*class='stdout'>(.*?)</pre>", raw, re.S).group(1)
     assert printed == "coloured output\n", "the ANSI colour codes are stripped from outputs"
 
 
@@ -507,8 +511,9 @@ def test_the_chapter_comes_before_the_menu_and_wide_content_scrolls_in_its_own_b
     raw = pages["01_figures.html"].read_text(encoding="utf-8")
     assert raw.index("<main") < raw.index("<nav class='sidebar'"), "the chapter first"
     assert "<button type='button' class='menu' aria-controls='book-nav'" in raw
-    assert re.search(r"<div class='math-block'><math[^>]*display=\"block\"", raw)
-    assert not re.search(r"(?<!<div class='math-block'>)<math[^>]*display=\"block\"", raw)
+    box = "<div tabindex=\"0\" role=\"region\" aria-label=\"formula\" class='math-block'>"  # a tab stop
+    assert re.search(re.escape(box) + r"<math[^>]*display=\"block\"", raw)
+    assert not re.search(r"(?<!" + re.escape(box) + r")<math[^>]*display=\"block\"", raw)
     wrapped = book_site.scrollable("<table><tr><td>1</td></tr></table><p>x</p>")
     assert wrapped == "<div class='scroll'><table><tr><td>1</td></tr></table></div><p>x</p>"
     long_inline = markdown_to_html("$a + b + c + d + e + f + g + h + i + j$ and $x$")

@@ -57,9 +57,9 @@ SLOW_FILES = {
 HEAVY = {
     "test_notebook08_exercises.py": 566,
     "test_notebook07_exercises.py": 446,
-    "test_release.py": 270,
+    "test_release.py": 330,
     "test_notebook04_exercises.py": 202,
-    "test_solutions_run.py": 140,
+    "test_solutions_run.py": 55,
     "test_grading.py": 120,
     "test_notebook05_exercises.py": 102,
     "test_hub_handin.py": 84,

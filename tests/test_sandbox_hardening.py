@@ -439,8 +439,8 @@ for place in (run, os.environ["TMPDIR"]):
         except OSError:
             break
 print(wrote)
-os.rename(os.path.join(run, "filling"), os.path.join(run, "filled"))  # a rename needs no room
-# hold it all while the neighbour is graded: until the host renames "filled" to "go"
+# hold it all while the neighbour is graded: until the host renames "filling" to "go" (a rename
+# needs no room in the full run dir)
 deadline = time.monotonic() + 150  # within the wall-clock backstop (3 x the 60 s cell limit)
 while not os.path.exists(os.path.join(run, "go")) and time.monotonic() < deadline:
     time.sleep(0.05)
@@ -514,27 +514,29 @@ def test_a_kernel_filling_its_run_dir_and_tmpdir_harms_no_neighbour(pilot, small
         graders.append(process)
         return process
 
-    filled = None
+    filling = None
     try:
         filler = start("filler", hog)
-        # The filler's kernel has filled its run dir and TMPDIR and holds them: now the honest
-        # one is graded, and the filler lets go only once the honest result is in.
+        # The honest one starts once the filler's kernel is writing (or holding: it lets go only
+        # once the honest result is in). A filler whose kernel was already killed (its run dir
+        # gone with it) leaves no marker: the honest one is then graded after it.
         def find():
-            assert filler.poll() is None, "the filler's grader ended before its kernel filled"
-            return _marker(small_tmpdir, "filled")
+            return _marker(small_tmpdir, "filling") or (False if filler.poll() is not None else None)
 
-        filled = _wait_for(find, "filled run directory")
+        filling = _wait_for(find, "filling kernel")
         honest_process = start("honest", full)
         honest_result = pickle.loads(honest_process.stdout.read())
-        filled.rename(filled.with_name("go"))
-        filled = None
+        if filling:
+            with contextlib.suppress(OSError):  # the kernel may have been stopped meanwhile
+                filling.rename(filling.with_name("go"))
+        filling = None
         results = [pickle.loads(filler.stdout.read()), honest_result]
         for p in graders:
             assert p.wait(timeout=300) == 0
     finally:
-        if filled is not None:
+        if filling:
             with contextlib.suppress(OSError):
-                filled.rename(filled.with_name("go"))
+                filling.rename(filling.with_name("go"))
         running.clear()
         sampler.join()
         for p in graders:

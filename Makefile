@@ -1,6 +1,6 @@
 # The course's entry points. Every target bootstraps .venv from python3 alone.
 #   make course   the main job (see README)
-#   make test     the whole test suite (about 8 minutes on two cores)
+#   make test     the whole test suite
 #   make test-fast the unit tests, for the edit loop (no kernel, sandbox or notebook run)
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -95,7 +95,7 @@ test: $(STAMP)
 	$(PY) -m pytest -q $(XDIST) $(PYTEST_ARGS)
 
 # The edit loop: everything but the tests marked slow (kernels, sandboxes, graders, hubs, notebook
-# runs, the contract sweep: tests/conftest.py's SLOW_FILES); under 90 seconds. make test runs all.
+# runs, the contract sweep: tests/conftest.py's SLOW_FILES). make test runs them all.
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -m "not slow" $(XDIST) $(PYTEST_ARGS)
 

@@ -29,6 +29,7 @@ import secrets
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -471,13 +472,17 @@ GRADE = (
 
 
 @pytest.fixture
-def small_tmpdir(tmp_path):
-    """A 600 MiB tmpfs to be the graders' TMPDIR, as on the review's machine."""
-    place = tmp_path / "host-tmp"
-    place.mkdir()
+def small_tmpdir():
+    """A 600 MiB tmpfs to be the graders' TMPDIR, as on the review's machine.
+
+    At a short path, not under ``tmp_path`` (longer under pytest-xdist): the kernels' sockets
+    live under it, and a socket's path has at most 107 bytes.
+    """
+    place = Path(tempfile.mkdtemp(prefix="host-tmp-", dir="/tmp"))
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=600m", "tmpfs", str(place)], check=True)
     yield place
     subprocess.run(["umount", "-l", str(place)], check=True)
+    place.rmdir()
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -31,6 +31,9 @@ One job per module:
   (noise shared between cells that must be independent);
 - :mod:`~dplib.testing.dp_audit` -- :class:`DPAuditResult`, :func:`audit_dp` and
   :func:`assert_dp`;
+- :mod:`~dplib.testing.witness` -- exact verdicts on a witness against a DP claim (a
+  neighbouring pair and an event): :func:`discrete_laplace_event_bounds` (certified event
+  probabilities) and :func:`exceeds_dp_bound`;
 - :mod:`~dplib.testing._common` -- argument checks and message formatting shared by the others.
 """
 
@@ -47,6 +50,7 @@ from dplib.testing.laplace_noise import (
 )
 from dplib.testing.moments import _sample_variance_variance as _sample_variance_variance
 from dplib.testing.moments import assert_mean, assert_variance
+from dplib.testing.witness import discrete_laplace_event_bounds, exceeds_dp_bound
 
 __all__ = [
     "assert_laplace_scale",
@@ -63,4 +67,6 @@ __all__ = [
     "DPAuditResult",
     "audit_dp",
     "assert_dp",
+    "discrete_laplace_event_bounds",
+    "exceeds_dp_bound",
 ]

@@ -1,19 +1,30 @@
 """Exact samplers in integer arithmetic: Bernoulli(exp(-gamma)), discrete Laplace, discrete Gaussian.
 
-Two exact methods, each vectorised over numpy integer arrays:
+Three exact methods, each vectorised over numpy integer arrays:
 
-* inversion by certified binary digits (Knuth & Yao 1976): a Bernoulli(p) trial with ``p`` a
+* inversion through a table of the exact distribution function (:class:`_Inversion`): one
+  uniform 64-bit word ``W`` a value (or a rejection round), located among the floors
+  ``F_i = floor(B_i 2**64)`` of the intervals' ends ``B_i``, which are irrational and certified
+  by integer-arithmetic bounds on ``exp``; ``W != F_i`` decides ``U < B_i`` exactly, and a tie
+  (chance ``2**-64``) reads the next 64 bits against the next digits (Knuth & Yao 1976). A
+  guide of ``2**16`` cells gives most values in one lookup. The discrete Laplace up to scale
+  48 (:class:`_LaplaceTable`) and the discrete Gaussian up to sigma 100 (CKS20 Algorithm 3,
+  a proposal and its acceptance in one word, :class:`_GaussianInversion`) use it;
+* inversion by certified binary digits, 16 bits at a time: a Bernoulli(p) trial with ``p`` a
   real number such as ``exp(-x)`` compares uniform 16-bit words with the binary expansion of
   ``p``, read from integer-arithmetic bounds on ``exp`` (:func:`_exp_neg_dyadic`), and a tie
-  reads the next 16 bits. The discrete Laplace (its geometric part bit by bit,
-  :class:`_LaplacePlan`) and the discrete Gaussian's acceptance step (:class:`_GaussianTable`)
-  use it;
+  reads the next 16 bits. The discrete Laplace above scale 48 (its geometric part bit by bit,
+  :class:`_LaplacePlan`) and the discrete Gaussian's acceptance step up to sigma 255
+  (:class:`_GaussianTable`) use it;
 * Canonne, Kamath & Steinke (2020), "The Discrete Gaussian for Differential Privacy" (CKS20),
   Algorithms 1-3: Bernoulli(exp(-gamma)) for rational gamma from uniform *integers* drawn with
   ``Generator.integers(0, high)`` (exact for every ``high``), in int64 with Python integers
   for the rare entries that would overflow. The discrete Laplace below scale 1/40 and the
-  discrete Gaussian from sigma 255 up use it, and the tests check each method against the
-  other.
+  discrete Gaussian from sigma 255 up use it.
+
+The tests check the methods against each other and against closed forms. Each table is built
+once per scale and kept (``functools.lru_cache`` keyed by the exact rational scale: two scales
+share an entry only if they are the same number).
 
 No float is on the path that decides an output, and no uniform double is drawn. Scales arrive
 as doubles and are converted exactly with ``Fraction(float)`` (every double is a dyadic
@@ -22,17 +33,18 @@ rational), so the law sampled is the one of the double the caller passed.
 Termination. Every loop draws fresh uniforms on every round and ends each round with a
 probability bounded away from 0 (Algorithm 1's round ``k`` ends with probability
 ``>= 1 - 1/k``, a geometric count of Bernoulli(e^-1) with ``1 - e^-1``, a tie with
-``1 - 2**-16``, a rejection round with at least 0.3), so no single uniform value can keep a
+``1 - 2**-16`` (``1 - m 2**-64`` in a table of ``m`` ends), a table's tail with ``1 - q**K >=
+1 - e**-8``, a rejection round with at least 0.3), so no single uniform value can keep a
 loop going and the loops stop with probability 1. The crafted generator whose every word is
-all ones makes each of them stop at once (tests/test_exact_samplers.py): the comparisons are
+all ones makes each of them stop at once (tests/dplib/mechanisms/test_exact_samplers.py): the comparisons are
 oriented so that an all-ones word decides ("not below") and the discrete Laplace then returns
 0, which every rejection step accepts. numpy's ``Generator.geometric``, which the samplers
 replace, loops forever on that stream.
 
 Integer ranges. Every int64 intermediate is kept below ``2**62`` by the bounds checked where it
 is computed. The one truncation is the output type: a discrete Laplace value with
-``|x| >= 2**62`` cannot be returned as int64 (CKS20's path redraws it; the digit path would need
-``2**18`` successive successes of probability ``<= e**-12``); that mass is
+``|x| >= 2**62`` cannot be returned as int64 (CKS20's path and the tables' tails redraw it; the
+digit path would need ``2**18`` successive successes of probability ``<= e**-12``); that mass is
 ``P(|X| >= 2**62) < 2 exp(-2**62 / scale) < exp(-4 * 10**6)`` for scales up to 2**40 (and
 smaller still for the discrete Gaussian), far below the smallest double, and it is the delta
 such a release would have to be charged.
@@ -40,6 +52,8 @@ such a release would have to be charged.
 
 from __future__ import annotations
 
+import bisect
+import functools
 import math
 from fractions import Fraction
 
@@ -49,6 +63,8 @@ __all__ = [
     "bernoulli_exp",
     "sample_discrete_laplace_exact",
     "sample_discrete_gaussian_exact",
+    "discrete_laplace_of_float",
+    "discrete_gaussian_of_float",
     "MAX_GAUSSIAN_SIGMA",
 ]
 
@@ -494,30 +510,411 @@ def _laplace_block(plan: _LaplacePlan, n: int, rng: np.random.Generator) -> np.n
     return magnitude
 
 
-def sample_discrete_laplace_exact(
-    scale: Fraction, count: int, rng: np.random.Generator
-) -> np.ndarray:
-    """``count`` exact draws of ``P(x) ∝ exp(-|x| / scale)`` for a rational ``scale > 0``.
+def laplace_binary_digits(scale: Fraction, count: int, rng: np.random.Generator) -> np.ndarray:
+    """``count`` exact draws of ``P(x) ∝ exp(-|x| / scale)``, by binary digits, scale >= 1/40.
 
     Inversion by exact comparisons (see :class:`_LaplacePlan`): each value uses ``L + 3``
     16-bit words (``L = log2(12 scale)`` rounded up), compared with the certified binary
     expansions of its probabilities; ties read more bits. Exact, integer-only, and loop-free
-    but for the rare ties and the rare high part. CKS20 Algorithm 2 (:func:`laplace_cks`)
-    samples the same law another way (and is used below scale 1/40, where the zero mass is
-    within ``2 e^-40`` of 1); the tests check the two against each other.
+    but for the rare ties and the rare high part. Used above scale 48, where the inversion
+    table (:class:`_LaplaceTable`) would be too long.
     """
-    t, s = scale.numerator, scale.denominator
-    if s > 40 * t:
-        # scale < 1/40: P(X = 0) > 1 - 2 e^-40 has more than 57 leading one bits (2**1074 of
-        # them at scale 5e-324), so an all-ones stream would tie with it for that long;
-        # Algorithm 2 decides such a draw at once.
-        return laplace_cks(scale, count, rng)
-    plan = _laplace_plan(t, s)
+    plan = _laplace_plan(scale.numerator, scale.denominator)
     out = np.empty(count, dtype=np.int64)
     for start in range(0, count, _BLOCK):
         stop = min(count, start + _BLOCK)
         out[start:stop] = _laplace_block(plan, stop - start, rng)
     return out
+
+
+#: Largest scale sampled by one inversion table (its 2K - 1 <= 1,664 ends; S_K ~ 2**-24).
+_TABLE_MAX_LAPLACE_SCALE = 48
+#: Values per call of a table's sampler (bounds the memory of its words).
+_TABLE_BLOCK = 1 << 20
+
+
+def _in_blocks(sample, count: int, rng: np.random.Generator) -> np.ndarray:
+    if count <= _TABLE_BLOCK:
+        return sample(count, rng)
+    out = np.empty(count, dtype=np.int64)
+    for start in range(0, count, _TABLE_BLOCK):
+        stop = min(count, start + _TABLE_BLOCK)
+        out[start:stop] = sample(stop - start, rng)
+    return out
+
+
+@functools.lru_cache(maxsize=128)
+def _laplace_method(scale: Fraction):
+    """The sampler of one scale, ``(count, rng) -> int64 array``; cached by the exact rational.
+
+    (``lru_cache`` compares keys as numbers: two keys share an entry only when they are the
+    same rational, so a cached table is never used for another scale.)
+    """
+    t, s = scale.numerator, scale.denominator
+    if s > 40 * t:
+        # scale < 1/40: P(X = 0) > 1 - 2 e^-40 has more than 57 leading one bits (2**1074 of
+        # them at scale 5e-324); Algorithm 2 decides such a draw at once.
+        return functools.partial(laplace_cks, scale)
+    if scale <= _TABLE_MAX_LAPLACE_SCALE:
+        return functools.partial(_in_blocks, _LaplaceTable(1 / scale).sample)
+    return functools.partial(laplace_binary_digits, scale)
+
+
+@functools.lru_cache(maxsize=128)
+def _laplace_method_of_float(scale: float):
+    return _laplace_method(Fraction(scale))
+
+
+def sample_discrete_laplace_exact(
+    scale: Fraction, count: int, rng: np.random.Generator
+) -> np.ndarray:
+    """``count`` exact draws of ``P(x) ∝ exp(-|x| / scale)`` for a rational ``scale > 0``.
+
+    Three exact methods, by scale: below 1/40, CKS20 Algorithm 2 (:func:`laplace_cks`; the
+    zero mass is then within ``2 e^-40`` of 1); up to 48, one 64-bit word a value inverted
+    through a table of the exact distribution function (:class:`_LaplaceTable`); above, binary
+    digits (:func:`laplace_binary_digits`). The tests check them against each other.
+    """
+    return _laplace_method(scale)(count, rng)
+
+
+def discrete_laplace_of_float(scale: float, count: int, rng: np.random.Generator) -> np.ndarray:
+    """:func:`sample_discrete_laplace_exact` for the double ``scale``, read as the rational it is."""
+    return _laplace_method_of_float(scale)(count, rng)
+
+
+# --------------------------------------------------------------------------- inversion tables
+
+#: Bits of a word that index an inversion table's guide (2**16 cells).
+_GUIDE_BITS = 16
+#: Guide and outcome markers (below every outcome an inversion table returns).
+_AMBIGUOUS, _TAIL, _REJECT = -(2**31), -(2**31) + 1, -(2**31) + 2
+#: Most boundaries an inversion table is built with (then about 3% of cells are ambiguous).
+_MAX_BOUNDARIES = 2048
+_GUIDE_SHIFT = np.uint64(64 - _GUIDE_BITS)
+
+
+def _words64(n: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` uniform 64-bit words (uint64) in one call."""
+    bit_generator = rng.bit_generator
+    if type(bit_generator) in _RAW64:  # their raw outputs are uniform 64-bit words
+        return bit_generator.random_raw(n)
+    return rng.integers(0, 2**64 - 1, size=n, dtype=np.uint64, endpoint=True)
+
+
+def _mul_down(a: int, b: int, prec: int) -> int:
+    return (a * b) >> prec
+
+
+def _mul_up(a: int, b: int, prec: int) -> int:
+    return -((-(a * b)) >> prec)
+
+
+def _down(x: int, drop: int) -> int:
+    return x >> drop
+
+
+def _up(x: int, drop: int) -> int:
+    return -((-x) >> drop)
+
+
+class _Inversion:
+    """Exact inversion of a uniform ``U`` in [0, 1) over consecutive intervals.
+
+    The intervals' ends ``0 < B_1 < ... < B_m < 1`` are irrational numbers known by certified
+    bounds: ``bounds(prec)`` returns, in ascending order, integer pairs ``lo <= B_i 2**prec <=
+    hi``. The outcome is ``outcomes[j]`` with ``j = #{i : B_i <= U}`` (``U`` is never equal to
+    an irrational ``B_i``). ``U``'s first 64 bits are a uniform word ``W``; with ``F_i =
+    floor(B_i 2**64)``, ``W < F_i`` proves ``U < B_i`` and ``W > F_i`` proves ``U > B_i``; on
+    ``W == F_i`` (chance ``2**-64``) the next 64 bits of ``U`` are compared with the next
+    certified digits of ``B_i``, and so on (Knuth & Yao 1976). An irrational ``B_i`` has
+    infinitely many 0 and 1 digits, so this ends for every stream, the all-ones one included.
+
+    Fast path: a guide of ``2**16`` cells indexed by the top 16 bits of ``W``. A cell that
+    contains no ``F_i`` in its range lies inside one interval and holds that outcome directly;
+    the others (at most ``m`` of them) hold :data:`_AMBIGUOUS` and are located by binary search
+    on the ``F_i`` and the exact tie rule above.
+    """
+
+    def __init__(self, bounds, outcomes: list[int]) -> None:
+        self._bounds = bounds
+        self._floors: dict[int, list[int]] = {}
+        heads = self.floors(64)
+        if len(outcomes) != len(heads) + 1:
+            raise ValueError("an inversion table needs one outcome more than boundaries")
+        self.heads = np.array(heads, dtype=np.uint64)
+        self.outcomes = np.array(outcomes, dtype=np.int32)
+        top = self.heads >> np.uint64(64 - _GUIDE_BITS)
+        cells = np.arange(1 << _GUIDE_BITS, dtype=np.uint64)
+        # an unambiguous cell c holds the U with floor(U 2**16) = c: B_i <= U exactly for the
+        # B_i with floor(B_i 2**16) < c
+        self.guide = self.outcomes[np.searchsorted(top, cells, side="left")]
+        self.guide[top.astype(np.intp)] = _AMBIGUOUS
+        self._head_list = heads
+        self._outcome_list = [int(o) for o in outcomes]
+
+    def floors(self, bits: int) -> list[int]:
+        """``floor(B_i 2**bits)`` for every boundary, certified (raising the precision)."""
+        if bits not in self._floors:
+            prec = bits + 40
+            while True:
+                pairs = self._bounds(prec)
+                drop = prec - bits
+                low = [max(lo, 0) >> drop for lo, _ in pairs]
+                if low == [hi >> drop for _, hi in pairs]:
+                    break
+                prec *= 2
+            self._floors[bits] = low
+        return self._floors[bits]
+
+    def locate(self, words: np.ndarray, rng: np.random.Generator) -> list[int]:
+        """The outcome of each word, exactly (binary search, then the tie rule)."""
+        heads, outcomes = self._head_list, self._outcome_list
+        out = []
+        for word in words.tolist():  # few: the words of ambiguous cells
+            j = bisect.bisect_right(heads, word)
+            # a tie is only possible with the largest F_i <= W (and any equal ones below it)
+            out.append(outcomes[self._tie(word, rng) if j and heads[j - 1] == word else j])
+        return out
+
+    def _tie(self, word: int, rng: np.random.Generator) -> int:
+        below = int(np.searchsorted(self.heads, np.uint64(word), side="left"))
+        tied = list(range(below, int(np.searchsorted(self.heads, np.uint64(word), side="right"))))
+        prefix, bits = word, 64
+        while tied:  # each round ends every tie but with chance 2**-64
+            prefix = (prefix << 64) | int(_words64(1, rng)[0])
+            bits += 64
+            floors = self.floors(bits)
+            below += sum(1 for i in tied if prefix > floors[i])
+            tied = [i for i in tied if prefix == floors[i]]
+        return below
+
+    def sample(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """``n`` outcomes (int32) and the positions that may hold a marker (:data:`_TAIL`).
+
+        Ambiguous cells are resolved here; :data:`_REJECT` outcomes are not listed (a caller
+        that has them filters them out).
+        """
+        words = _words64(n, rng)
+        out = self.guide[words >> _GUIDE_SHIFT]
+        hard = np.flatnonzero(out < _REJECT)  # ambiguous cells and tails: rare
+        if hard.size:
+            ambiguous = hard[out[hard] == _AMBIGUOUS]
+            if ambiguous.size:
+                out[ambiguous] = self.locate(words[ambiguous], rng)
+        return out, hard
+
+
+def _exp_pair(x: Fraction, prec: int) -> tuple[int, int]:
+    return _exp_neg_fixed(x, prec) if x > 0 else (1 << prec, 1 << prec)
+
+
+def _powers(base: tuple[int, int], count: int, prec: int) -> list[tuple[int, int]]:
+    """Bounds on ``b**k`` for ``k = 0 .. count - 1`` from bounds on ``0 <= b <= 1`` (fixed point)."""
+    lo, hi = 1 << prec, 1 << prec
+    out = []
+    for _ in range(count):
+        out.append((lo, hi))
+        lo, hi = _mul_down(lo, base[0], prec), _mul_up(hi, base[1], prec)
+    return out
+
+
+class _Geometric:
+    """``G`` with ``P(G = g) = (1 - q) q**g``, ``q = exp(-x)``, by inversion, ``K`` at a time.
+
+    ``G = #{g >= 1 : U < q**g}``: a table with ends ``q**K < ... < q`` gives ``min(G, K)``;
+    when ``U < q**K``, ``G - K`` is geometric(q) again (memoryless) and a fresh word goes on.
+    Each round ends with probability ``1 - q**K``; a word of all ones gives ``G = 0``.
+    """
+
+    def __init__(self, x: Fraction, k: int) -> None:
+        self.k = k
+
+        def bounds(prec: int) -> list[tuple[int, int]]:
+            work = prec + 16 + k.bit_length()
+            pw = _powers(_exp_pair(x, work), k + 1, work)[1:]  # q .. q**K
+            drop = work - prec
+            return [(_down(lo, drop), _up(hi, drop)) for lo, hi in reversed(pw)]
+
+        # j = #{q**g <= U} = K - min(G, K); j = 0: G >= K
+        self.table = _Inversion(bounds, [_TAIL, *range(k - 1, -1, -1)])
+
+    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        out = np.zeros(n, dtype=np.int64)
+        run = np.arange(n)
+        while run.size:
+            g, _ = self.table.sample(run.size, rng)
+            going = g == _TAIL
+            out[run] += np.where(going, self.k, g)
+            run = run[going]
+            # the int64 range: such an entry (2**52 rounds of chance <= e**-8 each) starts
+            # again, which is the truncation the module notes state
+            out[run[out[run] > _LIMIT]] = 0
+        return out
+
+
+class _LaplaceTable:
+    """The discrete Laplace of scale ``1/x`` (``q = exp(-x)``) by one inversion a value.
+
+    From the top of [0, 1): ``X = 0`` on ``[S_1, 1)``, then ``+k`` on ``[q**k, S_k)`` and ``-k``
+    on ``[S_{k+1}, q**k)`` for ``k = 1 .. K - 1``, and the tail ``|X| >= K`` on ``[0, S_K)``,
+    where ``S_k = P(|X| >= k) = 2 q**k / (1 + q)`` (so ``P(X = +-k) = (1 - q) q**k / (1 + q)``
+    and ``P(X = 0) = (1 - q)/(1 + q)``; Inusah & Kozubowski 2006). Every end is transcendental
+    (``q**k`` is, by Lindemann-Weierstrass, for rational ``x > 0``, and so is ``2 y / (1 + y)``
+    of a transcendental ``y``). A word of all ones lands in ``[S_1, 1)``: ``X = 0``.
+    In the tail, ``|X| - K`` is geometric with ratio ``q`` (memoryless): a second table with
+    ends ``q**K < ... < q`` gives it ``K`` at a time, and a fair sign.
+    """
+
+    def __init__(self, x: Fraction) -> None:
+        # K: the tail S_K below about 2**-24 (sizes the table only)
+        self.k = max(1, min(math.ceil(17.33 / float(x)) if x > 0 else 1, _MAX_BOUNDARIES // 2))
+        k = self.k
+
+        def bounds(prec: int) -> list[tuple[int, int]]:
+            work = prec + 16 + k.bit_length()
+            one = 1 << work
+            q = _exp_pair(x, work)
+            pw = _powers(q, k + 1, work)
+            ends = []  # descending: S_1, q, S_2, q**2, ..., q**(K-1), S_K
+            for j in range(1, k + 1):
+                s_lo = (2 * pw[j][0] << work) // (one + q[1])
+                s_hi = -((-(2 * pw[j][1] << work)) // (one + q[0]))
+                ends.append((s_lo, s_hi))
+                if j < k:
+                    ends.append(pw[j])
+            drop = work - prec
+            return [(_down(lo, drop), _up(hi, drop)) for lo, hi in reversed(ends)]
+
+        outcomes = [_TAIL]
+        for j in range(k - 1, 0, -1):
+            outcomes += [-j, j]
+        self.table = _Inversion(bounds, outcomes + [0])
+
+        self._geometric: _Geometric | None = None
+        self._x = x
+
+    def tail(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` draws of ``X`` given ``|X| >= K``: ``+-(K + G)``, ``G`` geometric(q), fair sign."""
+        if self._geometric is None:
+            self._geometric = _Geometric(self._x, self.k)
+        out = self.k + self._geometric.sample(n, rng)
+        negative = _words64(n, rng) < np.uint64(1 << 63)
+        return np.where(negative, -out, out)
+
+    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        out, hard = self.table.sample(n, rng)
+        result = out.astype(np.int64)
+        if hard.size:
+            tail = hard[out[hard] == _TAIL]
+            if tail.size:
+                result[tail] = self.tail(tail.size, rng)
+        return result
+
+
+class _GaussianInversion:
+    """CKS20 Algorithm 3 for ``N_Z(0, sigma²)``, a round in one inversion of one word.
+
+    Algorithm 3 proposes ``Y`` with ``P(Y = y) = (1 - q)/(1 + q) q**|y|`` (``q = exp(-1/t)``,
+    ``t = floor(sigma) + 1``) and keeps it with probability ``exp(-gamma_y)``, ``gamma_y =
+    (|y| - sigma²/t)² / (2 sigma²)``. A round thus returns ``y`` with probability ``C w(y)``,
+    ``w(y) = exp(-y² / (2 sigma²))``, ``C = (1 - q)/(1 + q) exp(-sigma² / (2 t²))`` (as
+    ``|y|/t + gamma_y = y²/(2 sigma²) + sigma²/(2 t²)``), and starts again otherwise. Here the
+    round is one uniform ``U``: from the top of [0, 1), intervals of length ``C w(y)`` for
+    ``y = 0, +1, -1, ..., +(K-1), -(K-1)``, then one of length ``2 q**K/(1 + q) exp(-gamma_K)``
+    (a proposal with ``|Y| >= K`` that passes a first test ``Bern(exp(-gamma_K))``), and the
+    rest (rejection). In that tail interval, ``|Y| - K`` is geometric(q) (:class:`_LaplaceTable`'s
+    tail) and ``Y`` is kept with probability ``exp(-(gamma_|Y| - gamma_K))`` (Algorithm 1 in
+    Python integers; ``gamma`` increases beyond ``sigma²/t <= K``): together the tail returns
+    ``y`` with probability ``C w(y)`` too. Every end is ``1 - (a finite sum of rationals times
+    exponentials of distinct negative rationals)``, transcendental by Lindemann-Weierstrass. A
+    word of all ones lands in ``y = 0``'s interval.
+    """
+
+    def __init__(self, sigma: Fraction) -> None:
+        self.sigma = sigma
+        self.t = t = sigma.numerator // sigma.denominator + 1
+        # K: C w(K) below about 2**-70 (sizes the table only)
+        k = max(1, min(math.ceil(9.85 * float(sigma)), _MAX_BOUNDARIES // 2))
+        self.k = k
+        sigma2 = sigma * sigma
+        self.mu = sigma2 / t
+        self.gamma_k = (k - self.mu) ** 2 / (2 * sigma2)
+
+        def bounds(prec: int) -> list[tuple[int, int]]:
+            work = prec + 20 + k.bit_length()
+            one = 1 << work
+            q = _exp_pair(Fraction(1, t), work)
+            u = _exp_pair(1 / (2 * sigma2), work)  # w(y) = u**(y²)
+            c0 = _exp_pair(sigma2 / (2 * t * t), work)
+            c_lo = _mul_down(((one - q[1]) << work) // (one + q[1]), c0[0], work)
+            c_hi = _mul_up(-((-((one - q[0]) << work)) // (one + q[0])), c0[1], work)
+            tail = _exp_pair(Fraction(k, t) + self.gamma_k, work)
+            t_lo = (2 * tail[0] << work) // (one + q[1])
+            t_hi = -((-(2 * tail[1] << work)) // (one + q[0]))
+            u2 = (_mul_down(u[0], u[0], work), _mul_up(u[1], u[1], work))
+            w_lo, w_hi = one, one  # w(0)
+            step_lo, step_hi = u  # u**(2y + 1) for y = 0
+            a_lo, a_hi = _mul_down(c_lo, w_lo, work), _mul_up(c_hi, w_hi, work)  # mass above
+            ends = [(one - a_hi, one - a_lo)]  # descending: below 0, +1, -1, +2, ...
+            for _ in range(1, k):
+                w_lo, w_hi = _mul_down(w_lo, step_lo, work), _mul_up(w_hi, step_hi, work)
+                step_lo, step_hi = _mul_down(step_lo, u2[0], work), _mul_up(step_hi, u2[1], work)
+                p_lo, p_hi = _mul_down(c_lo, w_lo, work), _mul_up(c_hi, w_hi, work)
+                for _sign in (1, -1):
+                    a_lo, a_hi = a_lo + p_lo, a_hi + p_hi
+                    ends.append((one - a_hi, one - a_lo))
+            ends.append((one - a_hi - t_hi, one - a_lo - t_lo))
+            drop = work - prec
+            return [(_down(lo, drop), _up(hi, drop)) for lo, hi in reversed(ends)]
+
+        outcomes = [_REJECT, _TAIL]
+        for y in range(k - 1, 0, -1):
+            outcomes += [-y, y]
+        self.table = _Inversion(bounds, outcomes + [0])
+        self._geometric: _Geometric | None = None  # the tail's |Y| - K, built when first needed
+        # acceptance rate of a round, in floating point: it only sizes the batches
+        s = float(sigma)
+        ys = np.arange(1, k, dtype=np.float64)
+        with np.errstate(under="ignore", over="ignore"):
+            z = 1.0 + 2.0 * float(np.sum(np.exp(-0.5 * (ys / s) ** 2))) if s > 0 else 1.0
+        qf = math.exp(-1.0 / t)
+        self.rate = max((1 - qf) / (1 + qf) * math.exp(-0.5 * (s / t) ** 2) * z, 0.05)
+
+    def _tail(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` rounds that reached the tail interval: a value, or :data:`_REJECT`."""
+        if self._geometric is None:
+            self._geometric = _Geometric(Fraction(1, self.t), 8 * self.t)
+        mag = self._geometric.sample(n, rng)
+        sign = _words64(n, rng) < np.uint64(1 << 63)
+        out = np.empty(n, dtype=np.int64)
+        two_s2 = 2 * self.sigma * self.sigma
+        for i in range(n):  # rare: probability below 2**-64 a round
+            y = self.k + int(mag[i])
+            gamma = (y - self.mu) ** 2 / two_s2 - self.gamma_k
+            keep = _bernoulli_exp_scalar(gamma, rng)
+            out[i] = (-y if sign[i] else y) if keep else _REJECT
+        return out
+
+    def sample(self, count: int, rng: np.random.Generator) -> np.ndarray:
+        out = np.empty(count, dtype=np.int64)
+        filled = 0
+        while filled < count:  # each round keeps a value with probability >= 0.05
+            need = count - filled
+            expected = need / self.rate  # + 4 standard deviations: one batch nearly always fills
+            batch = min(int(expected + 4.0 * math.sqrt(expected)) + 8, _BLOCK)
+            got, hard = self.table.sample(batch, rng)
+            tail = hard[got[hard] == _TAIL] if hard.size else hard
+            if tail.size:
+                got = got.astype(np.int64)
+                got[tail] = self._tail(tail.size, rng)
+            got = got[got > _REJECT]
+            if filled == 0 and got.size >= count:
+                return got[:count].astype(np.int64)
+            take = min(got.size, need)
+            out[filled : filled + take] = got[:take]
+            filled += take
+        return out
 
 
 # --------------------------------------------------------------------------- discrete Gaussian
@@ -689,17 +1086,8 @@ class _GaussianTable:
         return (y - self.sigma2 / self.t) ** 2 / (2 * self.sigma2)
 
 
-_TABLES: dict[Fraction, _GaussianTable] = {}
 #: Largest t = floor(sigma) + 1 with an acceptance table.
 _TABLE_MAX_T = 256
-
-
-def _gaussian_table(sigma: Fraction) -> _GaussianTable:
-    if sigma not in _TABLES:
-        if len(_TABLES) > 64:
-            _TABLES.clear()
-        _TABLES[sigma] = _GaussianTable(sigma)
-    return _TABLES[sigma]
 
 
 def _gaussian_table_block(table: _GaussianTable, size: int, rng) -> np.ndarray:
@@ -725,22 +1113,7 @@ def _gaussian_table_block(table: _GaussianTable, size: int, rng) -> np.ndarray:
     return mag[~drop]
 
 
-def sample_discrete_gaussian_exact(
-    sigma: Fraction, count: int, rng: np.random.Generator
-) -> np.ndarray:
-    """``count`` exact draws of ``P(x) ∝ exp(-x² / (2 sigma²))`` for ``0 < sigma <= 2**26``.
-
-    CKS20 Algorithm 3: discrete Laplace proposals of scale ``t = floor(sigma) + 1``
-    (:func:`sample_discrete_laplace_exact`) kept with probability ``exp(-gamma_|Y|)``, read
-    from an exact acceptance table (:class:`_GaussianTable`) when ``t <= 256``, else computed
-    in int64 arithmetic (:func:`gaussian_cks`). Batches are sized from the acceptance rate
-    until ``count`` are accepted.
-    """
-    if not 0 < sigma <= MAX_GAUSSIAN_SIGMA:
-        raise ValueError(f"sigma must be in (0, 2**26], got {sigma!r}")
-    if sigma.numerator // sigma.denominator + 1 > _TABLE_MAX_T:
-        return gaussian_cks(sigma, count, rng)
-    table = _gaussian_table(sigma)
+def _gaussian_table_sampler(table: _GaussianTable, count: int, rng) -> np.ndarray:
     out = np.empty(count, dtype=np.int64)
     filled = 0
     while filled < count:
@@ -754,3 +1127,45 @@ def sample_discrete_gaussian_exact(
         out[filled : filled + take] = got[:take]
         filled += take
     return out
+
+
+#: Largest sigma sampled by one inversion a round (:class:`_GaussianInversion`; 2K <= 1,994 ends).
+_INVERSION_MAX_SIGMA = 100
+
+
+@functools.lru_cache(maxsize=128)
+def _gaussian_method(sigma: Fraction):
+    """The sampler of one sigma, ``(count, rng) -> int64 array``; cached by the exact rational."""
+    if not 0 < sigma <= MAX_GAUSSIAN_SIGMA:
+        raise ValueError(f"sigma must be in (0, 2**26], got {sigma!r}")
+    if sigma <= _INVERSION_MAX_SIGMA:
+        return _GaussianInversion(sigma).sample
+    if sigma.numerator // sigma.denominator + 1 <= _TABLE_MAX_T:
+        return functools.partial(_gaussian_table_sampler, _GaussianTable(sigma))
+    return functools.partial(gaussian_cks, sigma)
+
+
+@functools.lru_cache(maxsize=128)
+def _gaussian_method_of_float(sigma: float):
+    return _gaussian_method(Fraction(sigma))
+
+
+def sample_discrete_gaussian_exact(
+    sigma: Fraction, count: int, rng: np.random.Generator
+) -> np.ndarray:
+    """``count`` exact draws of ``P(x) ∝ exp(-x² / (2 sigma²))`` for ``0 < sigma <= 2**26``.
+
+    CKS20 Algorithm 3 (discrete Laplace proposals of scale ``t = floor(sigma) + 1`` kept with
+    probability ``exp(-gamma_|Y|)``), in one of three exact forms by sigma: up to 100, a round
+    is one 64-bit word inverted through a table of the round's exact law
+    (:class:`_GaussianInversion`); up to ``t = 256``, proposals by binary digits and an
+    acceptance table (:class:`_GaussianTable`); above, Algorithms 1-3 in int64 arithmetic
+    (:func:`gaussian_cks`). Rounds are drawn in batches sized from the acceptance rate until
+    ``count`` are accepted.
+    """
+    return _gaussian_method(sigma)(count, rng)
+
+
+def discrete_gaussian_of_float(sigma: float, count: int, rng: np.random.Generator) -> np.ndarray:
+    """:func:`sample_discrete_gaussian_exact` for the double ``sigma``, read as the rational it is."""
+    return _gaussian_method_of_float(sigma)(count, rng)

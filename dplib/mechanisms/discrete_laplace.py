@@ -11,13 +11,12 @@ distribution.
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from dplib._validation import as_generator, check_epsilon
-from dplib.mechanisms._exact import sample_discrete_laplace_exact
+from dplib.mechanisms._exact import discrete_laplace_of_float
 from dplib.mechanisms._integer import (
     _check_draws,
     _check_integer_sensitivity,
@@ -42,9 +41,10 @@ def _discrete_laplace(
     """Unvalidated core of :func:`sample_discrete_laplace`; returns an int64 array of ``shape``.
 
     Exact: the double ``scale`` is the rational ``Fraction(scale)`` and the draws are made in
-    integer arithmetic (:func:`dplib.mechanisms._exact.sample_discrete_laplace_exact`).
+    integer arithmetic (:func:`dplib.mechanisms._exact.sample_discrete_laplace_exact`; its
+    tables are built once per scale and kept).
     """
-    draws = sample_discrete_laplace_exact(Fraction(scale), math.prod(shape), generator)
+    draws = discrete_laplace_of_float(scale, math.prod(shape), generator)
     return draws.reshape(shape)
 
 
@@ -78,17 +78,22 @@ def sample_discrete_laplace(
     Notes
     -----
     Exact, in integer arithmetic, for the double ``scale`` taken as the rational it is
-    (``fractions.Fraction(scale)``). ``X = 0`` with probability ``(1 - q)/(1 + q)``, else
-    ``X = +-(1 + Y)`` with a fair sign and ``Y`` geometric (``P(Y = y) = (1 - q) q**y``), whose
-    binary digits are independent Bernoulli(``q**(2**j) / (1 + q**(2**j))``) variables and
-    whose high part is geometric with ratio ``q**(2**L) <= e**-12``. Each Bernoulli trial
-    compares uniform 16-bit words with the binary expansion of its probability, certified by
-    integer-arithmetic bounds on ``exp`` (a tie reads 16 more bits: an exact comparison with
-    the real number, Knuth & Yao 1976): about ``log2(12 scale) + 3`` words per value. Below
-    scale 1/40 it runs CKS20 Algorithm 2 instead (U uniform, Bernoulli(exp(-U/t)) by Algorithm
-    1, a geometric count of Bernoulli(e^-1) trials). No float uniform is drawn; every loop ends
-    each round with probability >= 1/2, and an all-ones bit stream returns 0. Values with
-    ``|x| >= 2**62`` (the int64 range; probability below ``exp(-4 * 10**6)``) are not returned.
+    (``fractions.Fraction(scale)``). ``P(X = 0) = (1 - q)/(1 + q)`` and ``P(|X| >= k) =
+    2 q**k / (1 + q)`` for ``k >= 1``, with a fair sign. Up to scale 48 one uniform 64-bit word
+    gives a value by inversion of this distribution function: the word is compared with the
+    first 64 binary digits of the interval ends ``2 q**k / (1 + q)`` and ``q**k``, certified by
+    integer-arithmetic bounds on ``exp`` (the ends are irrational, and a tie, of chance
+    ``2**-64``, reads the next 64 bits: an exact comparison with the real number, Knuth & Yao
+    1976); the tail ``|X| >= K`` (chance about ``2**-24``) is ``K`` plus a geometric variable
+    drawn the same way. Above scale 48 the geometric part ``Y = |X| - 1`` is drawn by its
+    binary digits, independent Bernoulli(``q**(2**j) / (1 + q**(2**j))``) variables, each from
+    16-bit words compared with certified digits (about ``log2(12 scale) + 3`` words a value).
+    Below scale 1/40 it runs CKS20 Algorithm 2 instead (U uniform, Bernoulli(exp(-U/t)) by
+    Algorithm 1, a geometric count of Bernoulli(e^-1) trials). No float uniform is drawn and no
+    float decides an output; every loop ends each round with probability >= 1/2, and an all-ones
+    bit stream returns 0. The tables are built once per scale (about a millisecond) and kept.
+    Values with ``|x| >= 2**62`` (the int64 range; probability below ``exp(-4 * 10**6)``) are
+    not returned.
     Variance: ``2 q / (1 - q)**2``.
 
     References

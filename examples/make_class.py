@@ -5,7 +5,7 @@ The regular students (``ada_full``, ``bob_partial``, ``cy_blank``) are
 ``build/example-class/`` at build time. :func:`make_hostile` adds submissions that attack the grader (an endless loop, a kernel that
 exits, memory exhaustion, tampered tests, monkeypatched checkers, warnings, invalid JSON, a
 missing notebook, snooping on the instructor's files). Their expected grades depend on the
-notebook, so ``tests/test_grading.py`` runs them on the pilot fixture, where they are known.
+notebook, so ``tests/coursetools/grading/test_grade.py`` runs them on the pilot fixture, where they are known.
 
 Usage: ``python examples/make_class.py SOURCE_DIR OUT_DIR``.
 """

@@ -17,62 +17,65 @@ from __future__ import annotations
 
 import os
 import secrets
+from pathlib import Path
 
 import pytest
+
+TESTS = Path(__file__).resolve().parent
 
 _SEED = int(os.environ.get("DPLIB_TEST_SEED", secrets.randbits(32)))
 # Test modules that read the variable directly (SEED = int(os.environ[...])) see the same seed.
 os.environ["DPLIB_TEST_SEED"] = str(_SEED)
 
-#: Test files that start a kernel, a sandbox, a grader, a hub or execute notebooks: ``slow``, so
+#: Test files (paths under tests/) that start a kernel, a sandbox, a grader, a hub or execute notebooks: ``slow``, so
 #: ``make test-fast`` leaves them out (``make test`` runs them all).
 SLOW_FILES = {
-    "test_book.py": "builds and executes a course",
-    "test_budget.py": "grades notebooks in sandboxes",
-    "test_cli_week.py": "runs make-style commands that grade",
-    "test_collect.py": "grades collected submissions",
-    "test_contract.py": "drives every public name in forked children (minutes)",
-    "test_feedback_outputs.py": "grades in sandboxes",
-    "test_forkserver.py": "starts the trusted fork server",
-    "test_gradebook.py": "grades into nbgrader's gradebook",
-    "test_grading.py": "grades a hostile class",
-    "test_grading_adversarial.py": "grades hostile submissions",
-    "test_handin.py": "runs the hand-in service",
-    "test_hub.py": "runs a JupyterHub",
-    "test_hub_handin.py": "runs a JupyterHub and the hand-in service",
-    "test_limits.py": "starts sandboxed kernels",
-    "test_nbgrader_buttons.py": "runs nbgrader's commands",
-    "test_release.py": "executes every notebook",
-    "test_sandbox_hardening.py": "grades in sandboxes",
-    "test_solutions_run.py": "executes every solution notebook",
-    "test_student_copy.py": "runs the student copy command",
-    "test_trusted.py": "starts trusted runners",
+    "coursetools/book/test_build.py": "builds and executes a course",
+    "coursetools/grading/sandboxed/test_budget.py": "grades notebooks in sandboxes",
+    "coursetools/test_cli.py": "runs make-style commands that grade",
+    "coursetools/grading/classroom/test_collect.py": "grades collected submissions",
+    "dplib/test_contract.py": "drives every public name in forked children (minutes)",
+    "coursetools/grading/test_feedback_outputs.py": "grades in sandboxes",
+    "coursetools/grading/trusted/test_forkserver.py": "starts the trusted fork server",
+    "coursetools/grading/classroom/test_gradebook.py": "grades into nbgrader's gradebook",
+    "coursetools/grading/test_grade.py": "grades a hostile class",
+    "coursetools/grading/test_grade_adversarial.py": "grades hostile submissions",
+    "coursetools/grading/handin/test_service.py": "runs the hand-in service",
+    "deploy/test_hub.py": "runs a JupyterHub",
+    "coursetools/grading/handin/test_hub_handin.py": "runs a JupyterHub and the hand-in service",
+    "coursetools/grading/sandboxed/test_limits.py": "starts sandboxed kernels",
+    "coursetools/grading/classroom/test_nbgrader_autograde.py": "runs nbgrader's commands",
+    "coursetools/authoring/test_release.py": "executes every notebook",
+    "coursetools/grading/sandboxed/test_sandbox.py": "grades in sandboxes",
+    "notebooks/test_solutions_run.py": "executes every solution notebook",
+    "coursetools/test_student_copy.py": "runs the student copy command",
+    "coursetools/grading/trusted/test_runner.py": "starts trusted runners",
     **{
-        f"test_notebook0{n}_exercises.py": "grades wrong answers with the trusted grader"
-        for n in range(9)
+        f"notebooks/test_0{n}_exercises.py": "grades wrong answers with the trusted grader"
+        for n in range(10)
     },
 }
 
 #: The files that take longest (wall seconds with two workers; from ``--durations``), first.
 HEAVY = {
-    "test_notebook08_exercises.py": 566,
-    "test_notebook07_exercises.py": 446,
-    "test_release.py": 330,
-    "test_notebook04_exercises.py": 202,
-    "test_solutions_run.py": 55,
-    "test_grading.py": 120,
-    "test_notebook05_exercises.py": 102,
-    "test_hub_handin.py": 84,
-    "test_notebook06_exercises.py": 83,
-    "test_notebook02_exercises.py": 72,
-    "test_nbgrader_buttons.py": 65,
-    "test_notebook00_exercises.py": 58,
-    "test_notebook03_exercises.py": 54,
-    "test_hub.py": 53,
-    "test_sandbox_hardening.py": 40,
-    "test_budget.py": 32,
-    "test_notebook01_exercises.py": 22,
-    "test_grading_adversarial.py": 20,
+    "notebooks/test_08_exercises.py": 566,
+    "notebooks/test_07_exercises.py": 446,
+    "coursetools/authoring/test_release.py": 330,
+    "notebooks/test_04_exercises.py": 202,
+    "notebooks/test_solutions_run.py": 55,
+    "coursetools/grading/test_grade.py": 120,
+    "notebooks/test_05_exercises.py": 102,
+    "coursetools/grading/handin/test_hub_handin.py": 84,
+    "notebooks/test_06_exercises.py": 83,
+    "notebooks/test_02_exercises.py": 72,
+    "coursetools/grading/classroom/test_nbgrader_autograde.py": 65,
+    "notebooks/test_00_exercises.py": 58,
+    "notebooks/test_03_exercises.py": 54,
+    "deploy/test_hub.py": 53,
+    "coursetools/grading/sandboxed/test_sandbox.py": 40,
+    "coursetools/grading/sandboxed/test_budget.py": 32,
+    "notebooks/test_01_exercises.py": 22,
+    "coursetools/grading/test_grade_adversarial.py": 20,
 }
 
 
@@ -90,13 +93,21 @@ def pytest_configure_node(node):
     node.workerinput["dplib_test_seed"] = _SEED
 
 
+def _relative(item) -> str:
+    """The test file's path under tests/ (``dplib/test_contract.py``), the key of the tables above."""
+    try:
+        return item.path.relative_to(TESTS).as_posix()
+    except ValueError:  # a doctest in dplib/
+        return ""
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if item.path.name in SLOW_FILES:
+        if _relative(item) in SLOW_FILES:
             item.add_marker(pytest.mark.slow)
     # The heavy files first, then the rest in collection order (a stable sort: a file's tests
     # stay together and in order). xdist hands files out in this order (--no-loadscope-reorder).
-    items.sort(key=lambda item: -HEAVY.get(item.path.name, 0))
+    items.sort(key=lambda item: -HEAVY.get(_relative(item), 0))
 
 
 def pytest_report_header(config):

@@ -5,7 +5,7 @@ One job: apply nbgrader's own *generate assignment* preprocessors (``LockCells``
 ``ClearMarkScheme``, ``CheckCellMetadata``) to each source notebook with nbformat, without a
 gradebook, then normalise what nbgrader leaves machine-dependent (outputs, execution counts,
 notebook metadata, missing cell ids) so that the release is a pure function of ``solutions/``:
-regenerating it twice gives the same bytes, which ``tests/test_release.py`` checks.
+regenerating it twice gives the same bytes, which ``tests/coursetools/authoring/test_release.py`` checks.
 
 Layout: one assignment per notebook, ``<source>/<name>/<name>.ipynb`` ->
 ``<release>/<name>/<name>.ipynb``; other files in the assignment directory (data) are copied.

@@ -17,7 +17,7 @@ tests, and whether the tests follow the rules (docs/grading.md, "Writing a test"
 - a cell's last expression gives partial credit (a number in [0, 1]), so it must not be an
   answer's value.
 
-:func:`lint` reports every breach, with the cell and the fix; ``tests/test_release.py`` runs it on
+:func:`lint` reports every breach, with the cell and the fix; ``tests/coursetools/authoring/test_release.py`` runs it on
 every notebook in ``solutions/``, so a test that would fail for a grader reason, not a student one,
 never ships.
 """

@@ -23,7 +23,7 @@ For the add/remove-one relation the subsampled Gaussian has two different PLDs, 
 (P = N(0, σ²), Q = (1 − q) N(0, σ²) + q N(1, σ²)); the reported ε is the larger of the two, as
 in dp-accounting's ``PLDAccountant``. With the default grid h = 1e-4 the result agrees with
 dp-accounting 0.6.0 to about 1e-8 relative on six settings from ε ≈ 0.08 to ε ≈ 61
-(``tests/test_pld.py``), in about a quarter of a second for the MNIST DP-SGD setting.
+(``tests/dplib/accounting/test_pld.py``), in about a quarter of a second for the MNIST DP-SGD setting.
 
 References
 ----------

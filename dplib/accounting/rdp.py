@@ -8,7 +8,7 @@ then turned into an (ε, δ) guarantee by :func:`rdp_to_dp`.
 
 The subsampled-Gaussian computation is the one of TensorFlow Privacy and Google's dp-accounting
 (``_compute_log_a_int`` / ``_compute_log_a_frac``), vectorised over the series terms; it agrees
-with dp-accounting 0.6.0 to about 1e-12 relative (see ``tests/test_rdp.py``).
+with dp-accounting 0.6.0 to about 1e-12 relative (see ``tests/dplib/accounting/test_rdp.py``).
 
 References
 ----------

@@ -18,9 +18,12 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: pilot_course
-from pilot_course import PILOT, ROOT, fill_answers, pilot_course  # noqa: E402
+from pilot_course import (  # tests/support (pytest pythonpath)
+    PILOT,
+    ROOT,
+    fill_answers,
+    pilot_course,
+)
 
 __all__ = ["PILOT", "ROOT", "fill_answers", "grade_class"]
 BIN = Path(sys.executable).parent

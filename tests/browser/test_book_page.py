@@ -1,6 +1,6 @@
 """A book chapter as a reader's browser shows it, opened from disk, offline.
 
-The tiny course of ``tests/test_book.py`` (a chapter with display and inline maths, a matplotlib
+The tiny course of ``tests/coursetools/book/test_build.py`` (a chapter with display and inline maths, a matplotlib
 figure, an exercise and a written answer) is built and executed, and its chapter page is opened in
 Chromium under the page's own Content-Security-Policy: the maths must be laid out as MathML (no
 raw ``$`` or ``\\(`` left), the style sheet and the figure must load from the site, and each
@@ -11,26 +11,18 @@ collected in one pytest session.)
 
 from __future__ import annotations
 
-import importlib.util
 import re
 
 import pytest
-from conftest import ROOT
+from book_course import make_course
 
 from coursetools.book.build import build_book
-
-
-def _course_module():
-    spec = importlib.util.spec_from_file_location("book_course", ROOT / "tests" / "test_book.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
 def chapter(tmp_path_factory):
     root = tmp_path_factory.mktemp("book")
-    source = _course_module().make_course(root)
+    source = make_course(root)
     report = build_book(source, root / "html", jobs=1, cache_dir=root / "cache", docs_root=root)
     assert not report.errors, report.errors
     return root / "html" / "01_figures.html"

@@ -22,9 +22,7 @@ import time
 
 import pytest
 from conftest import BIN, PILOT, ROOT, TOKEN
-
-sys.path.insert(0, str(ROOT / "tests"))
-from pilot_course import pilot_course  # noqa: E402
+from pilot_course import pilot_course
 
 STUDENTS = {"ada_full": 7, "h_forge": 0, "h_patch": 0}
 

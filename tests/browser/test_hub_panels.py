@@ -11,7 +11,7 @@ what works for them.
 
 from __future__ import annotations
 
-from test_hub import hub  # noqa: F401 - the hub of tests/test_hub.py, on this module's course
+from hub_harness import course, hub  # noqa: F401 - the hub of tests/deploy/test_hub.py, on this module's course
 
 
 def _log_in(page, hub, user: str) -> None:  # noqa: F811 - the fixture's name

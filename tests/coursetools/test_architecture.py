@@ -1,0 +1,347 @@
+"""The rooms of ``coursetools`` and ``dplib`` and who may import whom (issue 30).
+
+Every import statement of both packages is read with :mod:`ast` (lazy imports inside functions
+included, relative imports resolved) and checked against the rules below, each with its reason.
+The grader's trust boundary is the main one: the trusted runner, which runs the instructor's test
+cells, reaches no code that launches or talks to the kernel running student code. The unit tests
+at the end feed the checker synthetic violating imports, so a checker that no longer sees an
+import, or a rule that no longer bites, fails here too.
+
+What it does not see: modules named in strings (``importlib.import_module(name)``, ``python -m
+name``, the fork server's ``WARM_MODULES``); those are covered by the grading tests themselves.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("coursetools", "dplib")
+
+SANDBOXED = "coursetools.grading.sandboxed"
+TRUSTED = "coursetools.grading.trusted"
+BRIDGE = "coursetools.grading.bridge"
+LIMITS = "coursetools.grading.sandboxed.limits"
+FRAMING = "coursetools.grading.framing"
+
+#: (importer, imported, reason): no module under ``importer`` imports anything under ``imported``.
+FORBIDDEN = (
+    ("dplib", "coursetools", "dplib is a DP library a reader can use outside the course"),
+    ("coursetools.book", "coursetools.grading", "the book does not import the grader"),
+    ("coursetools.book", "coursetools.cli", "the command line drives the book, not the reverse"),
+    ("coursetools.authoring", "coursetools.grading", "authoring is read by the grader, not the reverse"),
+    ("coursetools.authoring", "coursetools.book", "authoring is read by the book, not the reverse"),
+    ("coursetools.authoring", "coursetools.cli", "the command line drives release"),
+    ("coursetools.rendering", "coursetools", "the shared renderer is a leaf every product may use"),
+    ("coursetools.grading", "coursetools.book", "the grader does not import the book"),
+    (SANDBOXED, TRUSTED, "the student's side never reaches the instructor's runner"),
+    (SANDBOXED, "coursetools.grading.grade", "the sandboxed side is driven by grade, not the reverse"),
+    (SANDBOXED, "coursetools.grading.classroom", "the sandboxed side knows nothing of a class"),
+    (SANDBOXED, "coursetools.cli", "the sandboxed side is driven, it drives nothing"),
+    ("coursetools.grading.grade", "coursetools.grading.classroom", "one submission, not a class"),
+    ("coursetools.grading.grade", "coursetools.cli", "the command line drives grade"),
+    ("coursetools.grading", "coursetools.cli", "the command line drives the grader; the grader's front doors share the class pipeline, never the command line"),
+    (LIMITS, "coursetools", "the runner's own control group: a leaf, so trusted -> limits stays safe"),
+    (FRAMING, "coursetools", "the channels' frames: a leaf, so trusted -> framing stays safe"),
+    ("coursetools.cells", "coursetools", "nbgrader's cell kinds: a leaf every product may use"),
+)
+
+#: importer -> the only course modules (``coursetools.*``) it may import, and why.
+ONLY = {
+    TRUSTED: (
+        (TRUSTED, BRIDGE, LIMITS, FRAMING),
+        "the trusted runner imports no code that launches or talks to the student's kernel",
+    ),
+}
+
+#: module -> the only top-level packages it may import besides the standard library, and why.
+STANDALONE = {
+    "coursetools.grading.sandboxed.sandbox": (
+        ("dplib",),  # readonly_paths, called in the grader, finds an editable dplib if importable
+        "the launcher runs as a script by absolute path before anything else is importable",
+    ),
+    BRIDGE: (("numpy",), "its source text also runs alone inside the student's kernel"),
+    "coursetools.authoring.hidden_tests": (
+        ("numpy", "dplib"),  # forbid() resolves dplib names by importlib, dplib's public paths
+        "hidden tests load it in the trusted runner, which must reach no code that runs student work",
+    ),
+}
+
+#: The modules dplib may keep at its root, beside the chapter subpackages, and why. A module that
+#: belongs to one chapter (a mechanism, a query, a release, a model) lives in its subpackage.
+DPLIB_ROOT = {
+    "dplib.__main__": "the entry point of ``python -m dplib`` (the tour)",
+    "dplib.tour": "the two-minute tour across every chapter that ``python -m dplib`` prints",
+    "dplib.errors": "the library-wide exceptions and warnings, raised by every subpackage",
+    "dplib.datasets": "seeded data for the notebooks of every chapter (as ``sklearn.datasets``)",
+    "dplib._validation": "private argument checks shared by every subpackage",
+    "dplib._estimator": "private scikit-learn protocol shared by dplib.learning and dplib.dpsgd",
+}
+
+#: dplib's subpackages, each a chapter's (or chapters') room.
+DPLIB_PACKAGES = {
+    "dplib.attacks": "00: why anonymization fails",
+    "dplib.mechanisms": "01-05, 07: the mechanisms (and randomized response's intervals)",
+    "dplib.queries": "02-03: private counts, sums, means, histograms, medians, modes",
+    "dplib.accounting": "04-07: composition, RDP, PLD, shuffling",
+    "dplib.learning": "02, 06: private models (naive Bayes)",
+    "dplib.dpsgd": "06: DP-SGD",
+    "dplib.auditing": "06: auditing a trained model",
+    "dplib.views": "08: hierarchies and PrivTree for range queries",
+    "dplib.synthesis": "08: MWEM and marginal synthesis",
+    "dplib.testing": "statistical assertions the tests of every chapter use",
+}
+
+
+def _under(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def module_of(path: Path, root: Path = ROOT) -> str:
+    """The dotted name of the module in ``path`` (a package's ``__init__.py`` is the package)."""
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports_in(source: str, module: str, *, is_package: bool = False, known=frozenset()) -> list:
+    """``(line, imported module)`` for every import statement of ``source``, at any depth.
+
+    ``from a.b import c`` counts as importing ``a.b.c`` when that is a module in ``known``, else
+    ``a.b``; relative imports are resolved against ``module``.
+    """
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                package = module.split(".") if is_package else module.split(".")[:-1]
+                anchor = package[: len(package) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            for alias in node.names:
+                full = f"{base}.{alias.name}"
+                found.append((node.lineno, full if full in known else base))
+    return found
+
+
+def import_graph(root: Path = ROOT) -> dict[str, list[tuple[int, str]]]:
+    """Module -> its imports, for every module of :data:`PACKAGES` under ``root``."""
+    paths = {
+        module_of(path, root): path
+        for package in PACKAGES
+        for path in sorted((root / package).rglob("*.py"))
+        if "__pycache__" not in path.parts
+    }
+    known = frozenset(paths)
+    return {
+        name: imports_in(
+            path.read_text(encoding="utf-8"),
+            name,
+            is_package=path.name == "__init__.py",
+            known=known,
+        )
+        for name, path in paths.items()
+    }
+
+
+def violations(graph: dict[str, list[tuple[int, str]]]) -> list[str]:
+    """Every import in ``graph`` that breaks :data:`FORBIDDEN`, :data:`ONLY` or :data:`STANDALONE`."""
+    stdlib = sys.stdlib_module_names | {"__future__"}
+    found = []
+    for module, imports in sorted(graph.items()):
+        for line, target in imports:
+            where = f"{module} (line {line}) imports {target}"
+            for importer, imported, reason in FORBIDDEN:
+                if _under(module, importer) and _under(target, imported) and not _under(target, module):
+                    found.append(f"{where}: {reason}")
+            for importer, (allowed, reason) in ONLY.items():
+                if (
+                    _under(module, importer)
+                    and _under(target, "coursetools")
+                    and not any(_under(target, a) for a in allowed)
+                ):
+                    found.append(f"{where}: {reason}")
+            if module in STANDALONE:
+                allowed, reason = STANDALONE[module]
+                top = target.split(".")[0]
+                if top not in stdlib and top not in allowed:
+                    found.append(f"{where}: {reason}")
+    return found
+
+
+def reachable(graph: dict[str, list[tuple[int, str]]], start: str) -> set[str]:
+    """The course modules ``start`` imports, directly or through others."""
+    seen, todo = set(), [m for m in graph if _under(m, start)]
+    while todo:
+        module = todo.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        todo += [t for _, t in graph.get(module, ()) if t in graph]
+    return seen
+
+
+# ------------------------------------------------------------------------------- the real tree
+
+
+@pytest.fixture(scope="module")
+def graph():
+    return import_graph()
+
+
+def test_the_tree_has_the_three_products_and_the_grader_two_sides(graph):
+    for package in (
+        "coursetools.grading",
+        SANDBOXED,
+        TRUSTED,
+        "coursetools.grading.classroom",
+        "coursetools.book",
+        "coursetools.authoring",
+    ):
+        assert package in graph, f"{package} is not a package"
+    assert "coursetools.grading.sandboxed.sandbox" in graph and f"{TRUSTED}.runner" in graph
+    # no module left loose at the root beside the products, but the shared and entry modules
+    loose = {m for m in graph if m.count(".") == 1 and m.startswith("coursetools.")}
+    assert loose == {"coursetools.cli", "coursetools.rendering", "coursetools.cells", "coursetools.__main__"} | {
+        "coursetools.grading",
+        "coursetools.book",
+        "coursetools.authoring",
+    }
+
+
+def test_dplib_keeps_no_chapter_module_loose_at_its_root(graph):
+    root = {m for m in graph if m.count(".") == 1 and m.startswith("dplib.")}
+    assert root == set(DPLIB_ROOT) | set(DPLIB_PACKAGES), root ^ (set(DPLIB_ROOT) | set(DPLIB_PACKAGES))
+    packages = {m for m in root if (ROOT / m.replace(".", "/") / "__init__.py").is_file()}
+    assert packages == set(DPLIB_PACKAGES)
+
+
+def test_dplib_lists_its_subpackages_and_keeps_the_course_helpers_out():
+    import dplib
+
+    assert {f"dplib.{name}" for name in dplib._SUBMODULES} == set(DPLIB_PACKAGES) | {"dplib.datasets"}
+    assert not (ROOT / "dplib" / "grading.py").exists()  # hidden tests' helpers: the course's
+
+
+def test_no_import_crosses_a_boundary_the_wrong_way(graph):
+    assert violations(graph) == []
+
+
+def test_the_launcher_script_imports_only_the_standard_library_at_module_level():
+    path = ROOT / "coursetools" / "grading" / "sandboxed" / "sandbox.py"
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = [a.name for n in tree.body if isinstance(n, ast.Import) for a in n.names]
+    names += [n.module for n in tree.body if isinstance(n, ast.ImportFrom)]
+    assert names and all(n.split(".")[0] in sys.stdlib_module_names | {"__future__"} for n in names)
+
+
+def test_the_trusted_runner_reaches_no_code_that_runs_student_work(graph):
+    reached = reachable(graph, TRUSTED)
+    assert f"{TRUSTED}.runner" in reached and BRIDGE in reached  # the walk really follows imports
+    assert {m for m in reached if _under(m, SANDBOXED)} <= {LIMITS}, reached
+    assert not any(_under(m, "coursetools.grading.classroom") for m in reached)
+    assert "coursetools.grading.grade" not in reached
+
+
+def test_every_package_opens_with_what_it_holds_and_who_may_import_it_and_imports_nothing():
+    for init in sorted((ROOT / "coursetools").rglob("__init__.py")):
+        tree = ast.parse(init.read_text(encoding="utf-8"))
+        doc = ast.get_docstring(tree, clean=False) or ""
+        first, second = ([*doc.splitlines(), "", ""])[:2]
+        assert first.strip() and second.strip(), f"{init}: two opening lines expected"
+        assert "import" in second.lower(), f"{init}: the second line says who may import it"
+        # ``python -I -m coursetools.grading.trusted.runner`` imports every package on the way
+        assert not [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)], init
+
+
+def test_the_regrade_key_covers_every_module_of_the_grader_and_nothing_missing():
+    from coursetools.grading.classroom import regrade
+
+    listed = set(regrade.grader_modules())  # found from the grader's imports
+    assert all((ROOT / name).is_file() for name in listed), "a moved module hashes as (missing)"
+    assert "coursetools/authoring/rules.py" in listed  # picks tests, bans, prelude
+    assert not any(name.startswith(("coursetools/book/", "coursetools/cli")) for name in listed)
+    grader = ROOT / "coursetools" / "grading"
+    sides = [grader / "grade.py", grader / "bridge.py"]
+    sides += [p for d in ("sandboxed", "trusted") for p in (grader / d).glob("*.py")]
+    expected = {str(p.relative_to(ROOT)) for p in sides if p.name != "__init__.py"}
+    expected.add("coursetools/authoring/hidden_tests.py")  # the hidden tests' helpers grade too
+    assert expected <= listed, expected - listed
+
+
+# ------------------------------------------------------------------ the checker can fail
+
+
+def _check(module: str, source: str, *, also=()) -> list[str]:
+    known = {
+        "coursetools.grading.sandboxed.kernel",
+        "coursetools.grading.sandboxed.sandbox",
+        "coursetools.grading.sandboxed.limits",
+        "coursetools.grading.bridge",
+        "coursetools.grading.trusted.runner",
+        *also,
+    }
+    return violations({module: imports_in(source, module, known=frozenset(known))})
+
+
+def test_a_trusted_module_importing_the_kernel_session_is_refused():
+    found = _check(f"{TRUSTED}.runner", "from coursetools.grading.sandboxed import kernel\n")
+    assert len(found) == 1 and "grading.sandboxed.kernel" in found[0]
+    # imported lazily, inside a function, and relatively: still seen
+    lazy = "def f():\n    from ..sandboxed import kernel\n    return kernel\n"
+    assert _check(f"{TRUSTED}.forkserver", lazy)
+    # what the runner really imports passes
+    assert _check(f"{TRUSTED}.runner", "from coursetools.grading import bridge\nimport numpy\n") == []
+    assert _check(f"{TRUSTED}.forkserver", "from coursetools.grading.sandboxed import limits\n") == []
+
+
+def test_dplib_importing_coursetools_is_refused():
+    assert _check("dplib.queries.aggregates", "import coursetools.cli\n")
+    assert _check("dplib.mechanisms.laplace", "from coursetools import rendering\n")
+    lazy = "def f():\n    from coursetools.authoring.hidden_tests import forbid\n"
+    assert _check("dplib.views.hierarchy", lazy)
+    assert _check("dplib.queries.aggregates", "import numpy\nfrom dplib.errors import X\n") == []
+
+
+def test_the_hidden_tests_helpers_importing_the_grader_are_refused():
+    helpers = "coursetools.authoring.hidden_tests"
+    assert _check(helpers, "import numpy as np\nimport importlib\n") == []
+    assert _check(helpers, "from coursetools.grading.sandboxed import kernel\n")
+    assert _check(helpers, "from coursetools.authoring import rules\n")
+
+
+def test_the_book_importing_the_grader_is_refused_and_the_renderer_is_allowed():
+    assert _check("coursetools.book.pages", "from coursetools.grading.sandboxed.outputs import ANSI\n")
+    assert _check("coursetools.book.pages", "from coursetools.rendering import ANSI\n") == []
+
+
+def test_the_sandboxed_side_importing_the_trusted_runner_or_the_class_is_refused():
+    assert _check(f"{SANDBOXED}.kernel", "from coursetools.grading.trusted import runner\n")
+    assert _check(f"{SANDBOXED}.bans", "import coursetools.grading.classroom.feedback\n")
+
+
+def test_the_launcher_and_the_bridge_stay_standalone():
+    launcher = "coursetools.grading.sandboxed.sandbox"
+    assert _check(launcher, "import os, ctypes\nfrom dataclasses import dataclass\n") == []
+    assert _check(launcher, "import numpy\n")
+    assert _check(launcher, "from coursetools.grading import bridge\n")
+    assert _check(BRIDGE, "import numpy as np\nimport json\n") == []
+    assert _check(BRIDGE, "from coursetools.rendering import ANSI\n")
+
+
+def test_a_control_group_module_that_reaches_the_kernel_is_refused_through_the_leaf_rule():
+    # trusted -> limits is allowed only because limits imports nothing of the course's
+    assert _check(LIMITS, "from coursetools.grading.sandboxed import kernel\n")
+    graph = {
+        f"{TRUSTED}.forkserver": [(1, LIMITS)],
+        LIMITS: [(1, f"{SANDBOXED}.kernel")],
+        f"{SANDBOXED}.kernel": [],
+    }
+    assert f"{SANDBOXED}.kernel" in reachable(graph, TRUSTED)

@@ -1,0 +1,256 @@
+"""Tests of dplib.mechanisms._exact: the integer-arithmetic discrete Laplace and Gaussian samplers.
+
+Reference: Canonne, Kamath & Steinke (2020), "The Discrete Gaussian for Differential Privacy"
+(CKS20), Algorithms 1-3; OpenDP's ``sample_discrete_laplace`` / ``sample_discrete_gaussian``
+implement the same algorithms. The laws are checked against closed forms (Algorithm 1's
+``P(K odd) = exp(-gamma)``; the pmfs in tests/dplib/mechanisms/test_discrete.py); statistical assertions have a
+false-failure probability of at most 1e-9 each, with fixed seeds.
+
+The crafted generator (tests/support/crafted_bits.py, every word all ones) is the input that made the
+old float samplers loop forever (issue 38); each sampler and each release built on them must
+return under it, and must draw no float uniform at all.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dplib.mechanisms import _exact
+
+ALPHA = 1e-9
+SUPPORT = Path(__file__).resolve().parents[2] / "support"  # crafted_bits, for the child process
+
+# --------------------------------------------------------------------------- crafted generator
+
+#: (label, call) run under the all-ones generator ``g`` in a child process with a time limit.
+ALL_ONES_CALLS = [
+    *[
+        (f"sample_discrete_laplace({s})", f"dplib.sample_discrete_laplace({s}, size=5, rng=g)")
+        for s in ["5e-324", "1e-300", "0.4", "1/3", "1.0", "2.0", "12.5", "1000.0", "2.0**40"]
+    ],
+    *[
+        (f"sample_discrete_gaussian({s})", f"dplib.sample_discrete_gaussian({s}, size=5, rng=g)")
+        for s in ["5e-324", "1e-3", "0.3", "1.5", "3.7405", "50.0", "1e5", "2.0**26"]
+    ],
+    ("discrete_laplace_mechanism(5, 1, 0.5)", "dplib.discrete_laplace_mechanism(5, 1, 0.5, rng=g)"),
+    (
+        "discrete_gaussian_mechanism(5, 1, 1, 1e-5)",
+        "dplib.discrete_gaussian_mechanism(5, 1, 1.0, 1e-5, rng=g)",
+    ),
+    ("hierarchical_histogram([3, 4], 1.0)", "dplib.hierarchical_histogram([3, 4], 1.0, rng=g)"),
+    ("private_count", "dplib.private_count([1.0, 2.0], 1.0, rng=g)"),
+    ("private_sum", "dplib.private_sum([1.0, 2.0], 0.0, 4.0, 1.0, rng=g)"),
+    ("private_histogram", "dplib.private_histogram([1.0, 2.0], 3, 1.0, range=(0, 3), rng=g)"),
+]
+
+_CHILD = textwrap.dedent(
+    """
+    import json, sys
+    sys.path.insert(0, {support!r})
+    import dplib
+    from crafted_bits import constant_generator
+    for label, call in {calls!r}:
+        g, bits = constant_generator()
+        out = eval(call)
+        print(json.dumps({{"label": label, "out": repr(out), "calls": bits.calls}}), flush=True)
+    """
+)
+
+
+def test_every_sampler_returns_under_an_all_ones_generator():
+    # The old samplers (numpy's float Generator.geometric) never returned here: issue 38 found
+    # sample_discrete_laplace(2.0), discrete_laplace_mechanism(5, 1, 0.5), hierarchical_histogram
+    # and sample_discrete_gaussian(1.5) running forever. 120 s is ample: each call takes
+    # milliseconds (the generator calls back into Python for every word).
+    code = _CHILD.format(support=str(SUPPORT), calls=ALL_ONES_CALLS)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+        )
+    except subprocess.TimeoutExpired as exc:
+        done = [json.loads(line)["label"] for line in (exc.stdout or b"").decode().splitlines()]
+        pytest.fail(f"no return under the all-ones generator after {done[-1:] or 'the start'}")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    results = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [r["label"] for r in results] == [label for label, _ in ALL_ONES_CALLS]
+    for r in results:
+        # integer arithmetic only: not one float uniform was drawn
+        assert r["calls"]["double"] == 0, r
+
+
+# --------------------------------------------------------------------------- Algorithm 1
+
+
+def _binomial_ok(successes: int, n: int, p: float, alpha: float = ALPHA) -> bool:
+    lo, hi = stats.binom.ppf(alpha / 2, n, p), stats.binom.isf(alpha / 2, n, p)
+    return lo <= successes <= hi
+
+
+@pytest.mark.parametrize(
+    ("num", "den"), [(0, 1), (1, 1), (1, 2), (3, 7), (2**53 - 1, 2**53), (5, 2**62)]
+)
+def test_bernoulli_exp_frequency(num, den):
+    # CKS20, Algorithm 1: P(K odd) = exp(-num/den) for num/den in [0, 1]. Binomial test at 1e-9.
+    n = 400_000
+    rng = np.random.default_rng(38)
+    hits = int(_exact.bernoulli_exp(np.full(n, num, dtype=np.int64), den, rng).sum())
+    p = float(np.exp(-num / den))
+    assert _binomial_ok(hits, n, p), (hits / n, p)
+
+
+def test_bernoulli_exp_mixed_parameters_per_entry():
+    # Half the entries gamma = 0 (always 1), half gamma = 1 (exp(-1)): per-entry parameters.
+    n = 200_000
+    num = np.tile(np.array([0, 9], dtype=np.int64), n // 2)
+    out = _exact.bernoulli_exp(num, 9, np.random.default_rng(1))
+    assert out[0::2].all()
+    assert _binomial_ok(int(out[1::2].sum()), n // 2, float(np.exp(-1.0)))
+
+
+def test_bernoulli_exp_scalar_and_constant_paths():
+    rng = np.random.default_rng(7)
+    n = 20_000
+    gamma = Fraction(5, 2)  # > 1: two Bern(e^-1) trials, then Bern(exp(-1/2))
+    hits = sum(_exact._bernoulli_exp_scalar(gamma, rng) for _ in range(n))
+    assert _binomial_ok(hits, n, float(np.exp(-2.5)))
+    p = Fraction(2**70 + 12345, 3 * 2**70)  # huge numerator and denominator, about 1/3
+    hits = int(_exact._bernoulli_constant(p, 400_000, rng).sum())
+    assert _binomial_ok(hits, 400_000, float(p))
+    # a tie on the first 62 bits is resolved by the next ones: the all-ones generator ties
+    # with p = (2**62 - 1 + r) / 2**62 on every chunk where r's expansion is all ones, and the
+    # expansion of a rational below 1 cannot be all ones forever, so it ends: here after one
+    # more chunk, whose bits (all ones) are above r's first 62 bits (0b1000...): Bern = False.
+    g, _ = _crafted()
+    r = Fraction(1, 2)
+    p = (2**62 - 1 + r) / 2**62
+    assert not _exact._bernoulli_constant(p, 3, g).any()
+    g, _ = _crafted()
+    assert _exact._bernoulli_constant(Fraction(1), 3, g).all()
+
+
+def _crafted():
+    from crafted_bits import constant_generator
+
+    return constant_generator()
+
+
+def test_uniform_below_big_bound_is_uniform_on_small_cells():
+    rng = np.random.default_rng(3)
+    bound = 3 * 2**70
+    draws = [_exact._uniform_below(bound, rng) for _ in range(30_000)]
+    assert all(0 <= d < bound for d in draws)
+    thirds = np.bincount([d // 2**70 for d in draws], minlength=3)
+    assert all(_binomial_ok(int(c), 30_000, 1 / 3) for c in thirds)
+
+
+# --------------------------------------------------------------------------- the laws
+
+
+LAPLACE_SAMPLERS = {
+    "binary digits": _exact.sample_discrete_laplace_exact,
+    "CKS20 Algorithm 2": _exact.laplace_cks,
+}
+GAUSSIAN_SAMPLERS = {
+    "table": _exact.sample_discrete_gaussian_exact,
+    "CKS20 in int64": _exact.gaussian_cks,
+}
+
+
+@pytest.mark.parametrize("method", LAPLACE_SAMPLERS)
+@pytest.mark.parametrize(
+    "scale", [Fraction(1, 30), Fraction(1, 3), Fraction(5, 2), Fraction(7, 1), Fraction(0.3)]
+)
+def test_discrete_laplace_zero_and_tail_frequencies(scale, method):
+    # P(X = 0) = (1 - q)/(1 + q) and P(X >= 2) = q**2/(1 + q), q = exp(-1/scale)
+    # (Inusah & Kozubowski 2006). Both methods, independently.
+    n = 400_000
+    x = LAPLACE_SAMPLERS[method](scale, n, np.random.default_rng(11))
+    q = float(np.exp(-1 / float(scale)))
+    assert _binomial_ok(int((x == 0).sum()), n, (1 - q) / (1 + q))
+    assert _binomial_ok(int((x >= 2).sum()), n, q**2 / (1 + q))
+    assert _binomial_ok(int((x < 0).sum()), n, q / (1 + q))
+
+
+@pytest.mark.parametrize("method", GAUSSIAN_SAMPLERS)
+@pytest.mark.parametrize("sigma", [0.2, 0.3, 3.7405, 1234.5678])
+def test_discrete_gaussian_long_sigma_uses_the_correction_exactly(sigma, method):
+    # P(X = 0) = 1 / Z and P(|X| >= sigma) against the pmf. The int64 method samples a sigma
+    # with a long binary expansion as N_Z(0, sigma_hat²) (sigma_hat short, >= sigma) thinned by
+    # exp(-lam y²); the table method reads certified digits of CKS20's acceptance.
+    sigma_f = Fraction(sigma)
+    sigma_hat, lam = _exact._gaussian_plan(sigma_f)
+    assert sigma_hat >= sigma_f and lam > 0 and sigma_hat.denominator <= 2**12
+    n = 400_000
+    x = GAUSSIAN_SAMPLERS[method](sigma_f, n, np.random.default_rng(12))
+    k = np.arange(-int(40 * sigma) - 10, int(40 * sigma) + 11)
+    w = np.exp(-(k.astype(float) ** 2) / (2 * sigma**2))
+    w /= w.sum()
+    assert _binomial_ok(int((x == 0).sum()), n, float(w[k == 0][0]))
+    assert _binomial_ok(int((np.abs(x) >= sigma).sum()), n, float(w[np.abs(k) >= sigma].sum()))
+
+
+@pytest.mark.parametrize("method", GAUSSIAN_SAMPLERS)
+def test_discrete_gaussian_tiny_sigma_rare_ones(method):
+    # sigma = 0.2: P(|X| = 1) = 2 e^-12.5 / Z = 7.4e-6; 10**6 draws see a few, the count is
+    # binomial. Exercises the exact Python path for y != 0 when lam is large.
+    n = 1_000_000
+    x = GAUSSIAN_SAMPLERS[method](Fraction(0.2), n, np.random.default_rng(13))
+    p1 = 2 * np.exp(-12.5) / (1 + 2 * np.exp(-12.5) + 2 * np.exp(-50))
+    assert set(np.unique(x)) <= {-1, 0, 1}
+    assert _binomial_ok(int((x != 0).sum()), n, float(p1))
+
+
+def test_exp_bounds_enclose_the_decimal_reference():
+    # _exp_neg_fixed against Python's decimal exp (correctly rounded, 60 digits): the bounds
+    # enclose it and are a few units apart.
+    from decimal import Decimal, getcontext
+
+    getcontext().prec = 80
+    for x in [
+        Fraction(0),
+        Fraction(1, 3),
+        Fraction(5, 2),
+        Fraction(2**60 + 1, 2**57),
+        Fraction(40),
+    ]:
+        for prec in (20, 56, 120):
+            lo, hi = _exact._exp_neg_fixed(x, prec)
+            ref = (-(Decimal(x.numerator) / Decimal(x.denominator))).exp() * Decimal(2) ** prec
+            assert lo <= ref <= hi and hi - lo <= 16
+
+
+def test_gaussian_plan_bounds_keep_int64_exact():
+    # The int64 bounds of _gaussian_short over the whole accepted range of sigma.
+    for sigma in [5e-324, 1e-300, 1e-3, 0.3, 1.0, 255.9, 256.0, 3.7405e5, 2.0**20 + 0.5, 2.0**26]:
+        sigma_hat, _ = _exact._gaussian_plan(Fraction(sigma))
+        a, b = sigma_hat.numerator, sigma_hat.denominator
+        t = a // b + 1
+        assert a * b * t * 2 <= 2**62
+        assert (2**62 - a * a) // (t * b * b) >= 40 * t  # the int64 path covers |y| <= 40 t
+
+
+def test_certified_digits_match_the_decimal_reference():
+    # The 16-bit digits the comparisons read, against Python's decimal exp at 80 digits.
+    from decimal import Decimal, getcontext
+
+    getcontext().prec = 80
+    for x in [Fraction(1, 3), Fraction(5, 2), Fraction(2**52 + 7, 2**50), Fraction(1, 40)]:
+        e = (-(Decimal(x.numerator) / Decimal(x.denominator))).exp()
+        refs = {
+            "logistic": (_exact._logistic(x), e / (1 + e)),
+            "nonzero": (_exact._nonzero_mass(x), 2 * e / (1 + e)),
+            "one_minus": (_exact._one_minus_exp(x), 1 - e),
+        }
+        for name, (threshold, p) in refs.items():
+            for level in (1, 2, 3, 4):
+                want = int(p * (Decimal(2) ** (16 * level))) % 2**16
+                assert threshold.digit(level) == want, (name, x, level)

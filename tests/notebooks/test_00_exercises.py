@@ -1,0 +1,540 @@
+"""Notebook 00's hidden tests have power: plausible wrong answers score 0, correct alternatives pass.
+
+Issue 31 (third edition): for every exercise of ``solutions/00_anonymization_failures``, three or
+more plausible wrong answers (distinct combinations counted instead of records, columns glued as
+text, the Poisson approximation or m for m - 1 where the exact expectation is asked, a power of a
+number close to 1 that loses precision, a NaN accepted where the contract says raise, log10 for
+ln, a partly suppressed class, a budget compared with < for <=, a jump read where a threshold
+ends, a special case that fits only the visible inputs...) are handed in and graded by the
+trusted grader; each must score 0 on its exercise. Two correct alternatives per exercise, written
+differently from the solution, must get full marks under five runs (the exercises are
+deterministic, so the five runs repeat one grading; ``{burn}`` is unused). The figures and
+demonstrations (the ``code-N`` cells but the setup cell) are left out of the graded notebook.
+"""
+
+from __future__ import annotations
+
+from notebook_probes import Probe, install
+
+NAME = "00_anonymization_failures"
+
+#: answer cell grade_id -> test cell grade_id
+EXERCISES = {
+    "uniqueness_fraction": "uniqueness_fraction_tests",
+    "expected_unique_fraction": "expected_unique_fraction_tests",
+    "link": "link_tests",
+    "unhash_medallions": "unhash_medallions_tests",
+    "similarity_scores": "similarity_scores_tests",
+    "k_anonymity": "k_anonymity_tests",
+    "exact_audience_size": "exact_audience_size_tests",
+    "count_age_tuples": "count_age_tuples_tests",
+}
+#: demonstrations and figures (graded-cell metadata, no points): not needed by any test
+DROPPED = {f"code-{i}" for i in range(2, 20)}
+
+# ------------------------------------------------------------------------------ wrong answers
+
+_KEYS = "list(zip(*(np.asarray(table[c]).tolist() for c in columns)))"
+_GLUED = "['|'.join([]) + ''.join(str(v) for v in row) for row in zip(*(np.asarray(table[c]).tolist() for c in columns))]"
+_ADDED = "[sum(row) if all(isinstance(v, int) for v in row) else row for row in zip(*(np.asarray(table[c]).tolist() for c in columns))]"
+
+
+def _uniq(body: str, keys: str = _KEYS) -> str:
+    return f"""
+def uniqueness_fraction(table, columns):
+    keys = {keys}
+    counts = Counter(keys)
+{body}
+"""
+
+
+_UNIQ_RIGHT = "    return float(sum(counts[k] == 1 for k in keys) / len(keys))"
+
+
+def _expected(body: str, check: bool = True) -> str:
+    guard = (
+        """
+    if p.size == 0 or not np.all(np.isfinite(p)) or np.any(p < 0) or abs(p.sum() - 1.0) > 1e-9 or m < 1:
+        raise ValueError("bad input")"""
+        if check
+        else ""
+    )
+    return f"""
+def expected_unique_fraction(cell_probs, m):
+    p = np.asarray(cell_probs, dtype=float).ravel(){guard}
+    return float({body})
+"""
+
+
+_EXP_RIGHT = (
+    "np.sum(p * np.exp(__import__('scipy.special', fromlist=['xlog1py']).xlog1py(m - 1, -p)))"
+)
+
+
+def _link(condition: str, keys: str = "tuple") -> str:
+    key = (
+        "list(zip(*(np.asarray(t[c]).tolist() for c in quasi_identifiers)))"
+        if keys == "tuple"
+        else "[''.join(str(v) for v in row) for row in zip(*(np.asarray(t[c]).tolist() for c in quasi_identifiers))]"
+    )
+    return f"""
+def link(medical, voters, quasi_identifiers):
+    def keys_of(t):
+        return {key}
+    mk, vk = keys_of(medical), keys_of(voters)
+    mc, vc = Counter(mk), Counter(vk)
+    name_of = {{k: str(n) for k, n in zip(vk, np.asarray(voters["name"]).tolist())}}
+    return {{name_of[k]: str(d) for k, d in zip(mk, np.asarray(medical["diagnosis"]).tolist()) if {condition}}}
+"""
+
+
+def _unhash(spaces: str, missing: str = "None") -> str:
+    return f"""
+def unhash_medallions(hashed):
+    D, U = string.digits, string.ascii_uppercase
+    space = []
+    for pattern in {spaces}:
+        space += ["".join(t) for t in itertools.product(*pattern)]
+    table = {{hashlib.md5(m.encode()).hexdigest(): m for m in space}}
+    return [table.get(str(h), {missing}) for h in hashed]
+"""
+
+
+_BOTH = "[(D, U, D, D), (U, U, D, D, D)]"
+
+
+def _sim(
+    weights: str = "1.0 / np.log1p(support)", mask: bool = True, r0: str = "1.5", d0: str = "30.0"
+) -> str:
+    combine = "np.where(sub_r > 0, sim, 0.0)" if mask else "sim"
+    return f"""
+def similarity_scores(aux_items, aux_ratings, aux_days, ratings, days):
+    aux_items = np.asarray(aux_items, dtype=int)
+    support = (ratings > 0).sum(axis=0)[aux_items]
+    weights = {weights}
+    sub_r = ratings[:, aux_items].astype(float)
+    sub_d = days[:, aux_items].astype(float)
+    sim = (np.exp(-np.abs(sub_r - np.asarray(aux_ratings, dtype=float)) / {r0})
+           + np.exp(-np.abs(sub_d - np.asarray(aux_days, dtype=float)) / {d0}))
+    return ({combine} * weights).sum(axis=1)
+"""
+
+
+def _kanon(loop: str, check: bool = True) -> str:
+    guard = (
+        """
+    if max_suppressed < 0:
+        raise ValueError("max_suppressed must be >= 0")"""
+        if check
+        else ""
+    )
+    return f"""
+def k_anonymity(table, quasi_identifiers, max_suppressed=0):{guard}
+    keys = list(zip(*(np.asarray(table[c]).tolist() for c in quasi_identifiers)))
+    sizes = sorted(Counter(keys).values())
+{loop}
+"""
+
+
+_KANON_RIGHT = """    best, deleted = sizes[0], 0
+    for size, following in zip(sizes, sizes[1:]):
+        deleted += size
+        if deleted > max_suppressed:
+            break
+        best = following
+    return int(best)"""
+
+
+def _audience(body: str) -> str:
+    return f"""
+def exact_audience_size(estimates, step):
+{body}
+    raise ValueError("no jump")
+"""
+
+
+def _ages(
+    median_rule: str = "(full[mid - 1] + full[mid]) / 2",
+    total: str = "mean * count",
+    top: str = "max_age + 1",
+    integral: bool = True,
+) -> str:
+    check = "        if abs(last - round(last)) > 1e-9:\n            continue\n" if integral else ""
+    return f"""
+def count_age_tuples(count, median, mean, max_age):
+    total = {total}
+    found = 0
+    if count == 1:
+        return int(abs(median - total) < 1e-9 and 0 <= median <= max_age and float(median).is_integer())
+    for ages in itertools.combinations_with_replacement(range({top}), count - 1):
+        last = total - sum(ages)
+{check}        last = int(round(last))
+        if last < ages[-1] or last > max_age:
+            continue
+        full = (*ages, last)
+        mid = count // 2
+        med = full[mid] if count % 2 else {median_rule}
+        found += abs(med - median) < 1e-9
+    return int(found)
+"""
+
+
+#: grade_id -> plausible wrong answers, each with what it gets wrong
+WRONG = {
+    "uniqueness_fraction": [
+        (
+            "unique combinations over distinct combinations",
+            _uniq("    return float(sum(v == 1 for v in counts.values()) / len(counts))"),
+        ),
+        ("distinct combinations over records", _uniq("    return float(len(counts) / len(keys))")),
+        ("columns glued together as text", _uniq(_UNIQ_RIGHT, keys=_GLUED)),
+        ("integer columns added up", _uniq(_UNIQ_RIGHT, keys=_ADDED)),
+    ],
+    "expected_unique_fraction": [
+        ("the Poisson approximation", _expected("np.sum(p * np.exp(-(m - 1) * p))")),
+        ("m for m - 1", _expected("np.sum(p * (1 - p) ** m)")),
+        ("equal cells assumed", _expected("(1 - 1 / p.size) ** (m - 1)")),
+        (
+            "(1 - p) ** (m - 1): precision lost for tiny p and huge m",
+            _expected("np.sum(p * (1 - p) ** (m - 1))"),
+        ),
+        ("NaN accepted (no check)", _expected(_EXP_RIGHT, check=False)),
+        ("cells averaged without their weights", _expected("np.mean((1 - p) ** (m - 1))")),
+    ],
+    "link": [
+        (
+            "a voter-side duplicate does not block the link",
+            _link("mc[k] == 1 and vc.get(k, 0) >= 1"),
+        ),
+        ("every shared combination linked", _link("vc.get(k, 0) >= 1")),
+        ("columns glued together as text", _link("mc[k] == 1 and vc.get(k, 0) == 1", keys="glued")),
+    ],
+    "unhash_medallions": [
+        ("only the first format", _unhash("[(D, U, D, D)]")),
+        (
+            "lower-case letters",
+            _unhash(
+                "[(D, string.ascii_lowercase, D, D), (string.ascii_lowercase, string.ascii_lowercase, D, D, D)]"
+            ),
+        ),
+        ("digits 1-9 only", _unhash("[(D[1:], U, D[1:], D[1:]), (U, U, D[1:], D[1:], D[1:])]")),
+        ("empty string for a non-medallion", _unhash(_BOTH, missing="''")),
+    ],
+    "similarity_scores": [
+        ("log10 in the weights", _sim(weights="1.0 / np.log10(1 + support)")),
+        ("films the user did not rate still score", _sim(mask=False)),
+        ("all films weigh the same", _sim(weights="np.ones(len(aux_items))")),
+        ("rho_0 and d_0 swapped", _sim(r0="30.0", d0="1.5")),
+    ],
+    "k_anonymity": [
+        ("the budget ignored", _kanon("    return int(sizes[0])")),
+        (
+            "records deleted one at a time, a class partly deleted",
+            _kanon(
+                """    sizes = list(sizes)
+    budget = max_suppressed
+    while budget > 0 and len(sizes) > 1:
+        take = min(budget, sizes[0])
+        sizes[0] -= take
+        budget -= take
+        if sizes[0] == 0:
+            sizes.pop(0)
+        sizes.sort()
+    return int(sizes[0])"""
+            ),
+        ),
+        (
+            "budget compared with < for <=",
+            _kanon(_KANON_RIGHT.replace("deleted > max_suppressed", "deleted >= max_suppressed")),
+        ),
+        ("a negative budget accepted", _kanon(_KANON_RIGHT, check=False)),
+        (
+            "the second-smallest class whenever there is a budget (fits the visible case)",
+            _kanon(
+                "    return int(sizes[1] if max_suppressed > 0 and len(sizes) > 1 else sizes[0])"
+            ),
+        ),
+    ],
+    "exact_audience_size": [
+        (
+            "the first estimate shown after None taken for a jump",
+            _audience(
+                """    for j in range(1, len(estimates)):
+        before, after = estimates[j - 1], estimates[j]
+        if after is not None and (before is None or after > before):
+            return int(after - j)"""
+            ),
+        ),
+        (
+            "the estimate before the jump",
+            _audience(
+                """    for j in range(1, len(estimates)):
+        before, after = estimates[j - 1], estimates[j]
+        if before is not None and after is not None and after > before:
+            return int(before - (j - 1))"""
+            ),
+        ),
+        (
+            "a jump of exactly 10 (the visible step)",
+            _audience(
+                """    for j in range(1, len(estimates)):
+        before, after = estimates[j - 1], estimates[j]
+        if before is not None and after is not None and after == before + 10:
+            return int(after - j)"""
+            ),
+        ),
+    ],
+    "count_age_tuples": [
+        ("even count: the lower middle age as the median", _ages(median_rule="full[mid - 1]")),
+        ("a sum that is not whole accepted (rounded)", _ages(total="round(mean * count)")),
+        ("max_age excluded", _ages(top="max_age")),
+        ("a sum that is not whole truncated", _ages(total="int(mean * count)")),
+    ],
+}
+
+# ------------------------------------------------------------------------- correct alternatives
+
+ALTERNATIVES = {
+    "uniqueness_fraction": [
+        """
+def uniqueness_fraction(table, columns):
+    codes = [np.unique(np.asarray(table[c]).astype(str), return_inverse=True)[1].ravel() for c in columns]
+    rows = np.stack(codes, axis=1)
+    _, inverse, counts = np.unique(rows, axis=0, return_inverse=True, return_counts=True)
+    return float(np.mean(counts[inverse.ravel()] == 1))
+""",
+        """
+def uniqueness_fraction(table, columns):
+    seen = {}
+    n = len(np.asarray(table[columns[0]]))
+    for i in range(n):
+        key = tuple(np.asarray(table[c])[i].item() for c in columns)
+        seen[key] = seen.get(key, 0) + 1
+    alone = sum(1 for i in range(n) if seen[tuple(np.asarray(table[c])[i].item() for c in columns)] == 1)
+    return alone / n
+""",
+    ],
+    "expected_unique_fraction": [
+        """
+import math
+
+
+def expected_unique_fraction(cell_probs, m):
+    from scipy.special import xlog1py
+    p = np.array(cell_probs, dtype=float)
+    if p.ndim != 1 or p.size == 0 or np.isnan(p).any() or np.isinf(p).any() or (p < 0).any():
+        raise ValueError("cell_probs: finite probabilities >= 0")
+    if not math.isclose(p.sum(), 1.0, rel_tol=0, abs_tol=1e-9):
+        raise ValueError("cell_probs must sum to 1")
+    if m < 1 or m != int(m):
+        raise ValueError("m must be an integer >= 1")
+    return float((p * np.exp(xlog1py(m - 1, -p))).sum())
+""",
+        """
+import math
+
+
+def expected_unique_fraction(cell_probs, m):
+    probs = [float(x) for x in np.ravel(cell_probs)]
+    if not probs or any(not math.isfinite(x) or x < 0 for x in probs) or abs(math.fsum(probs) - 1) > 1e-9:
+        raise ValueError("bad cell_probs")
+    if int(m) != m or m < 1:
+        raise ValueError("bad m")
+    if m == 1:
+        return 1.0 * math.fsum(probs)
+    total = 0.0
+    for x in probs:
+        if x < 1:
+            total += x * math.exp((m - 1) * math.log1p(-x))
+    return float(total)
+""",
+    ],
+    "link": [
+        """
+def link(medical, voters, quasi_identifiers):
+    def rows(t):
+        return [tuple(np.asarray(t[c])[i].item() for c in quasi_identifiers) for i in range(len(np.asarray(t[quasi_identifiers[0]])))]
+    med, vot = rows(medical), rows(voters)
+    names = {}
+    for key, name in zip(vot, np.asarray(voters["name"]).tolist()):
+        names.setdefault(key, []).append(str(name))
+    diagnoses = {}
+    for key, d in zip(med, np.asarray(medical["diagnosis"]).tolist()):
+        diagnoses.setdefault(key, []).append(str(d))
+    return {names[k][0]: ds[0] for k, ds in diagnoses.items() if len(ds) == 1 and len(names.get(k, [])) == 1}
+""",
+        """
+def link(medical, voters, quasi_identifiers):
+    mk = list(zip(*[np.asarray(medical[c]).tolist() for c in quasi_identifiers]))
+    vk = list(zip(*[np.asarray(voters[c]).tolist() for c in quasi_identifiers]))
+    once_m = {k for k, v in Counter(mk).items() if v == 1}
+    once_v = {k for k, v in Counter(vk).items() if v == 1}
+    both = once_m & once_v
+    name = {k: str(n) for k, n in zip(vk, np.asarray(voters["name"]).tolist()) if k in both}
+    return {name[k]: str(d) for k, d in zip(mk, np.asarray(medical["diagnosis"]).tolist()) if k in both}
+""",
+    ],
+    "unhash_medallions": [
+        """
+def unhash_medallions(hashed):
+    table = {}
+    for d1 in string.digits:
+        for l1 in string.ascii_uppercase:
+            for d2 in string.digits:
+                for d3 in string.digits:
+                    m = d1 + l1 + d2 + d3
+                    table[hashlib.md5(m.encode()).hexdigest()] = m
+    for a in string.ascii_uppercase:
+        for b in string.ascii_uppercase:
+            for n in range(1000):
+                m = f"{a}{b}{n:03d}"
+                table[hashlib.md5(m.encode()).hexdigest()] = m
+    return [table[h] if h in table else None for h in (str(x) for x in hashed)]
+""",
+        """
+def unhash_medallions(hashed):
+    wanted = {str(h) for h in hashed}
+    found = {}
+    digits, letters = string.digits, string.ascii_uppercase
+    for parts in itertools.chain(itertools.product(digits, letters, digits, digits),
+                                 itertools.product(letters, letters, digits, digits, digits)):
+        m = "".join(parts)
+        h = hashlib.md5(m.encode("ascii")).hexdigest()
+        if h in wanted:
+            found[h] = m
+    return [found.get(str(h)) for h in hashed]
+""",
+    ],
+    "similarity_scores": [
+        """
+import math
+
+
+def similarity_scores(aux_items, aux_ratings, aux_days, ratings, days):
+    scores = np.zeros(ratings.shape[0])
+    for item, stars, day in zip(np.asarray(aux_items, dtype=int), aux_ratings, aux_days):
+        rated = ratings[:, item] > 0
+        w = 1.0 / math.log(1 + int(rated.sum()))
+        term = np.exp(-np.abs(ratings[:, item] - float(stars)) / 1.5) + np.exp(-np.abs(days[:, item] - float(day)) / 30.0)
+        scores += np.where(rated, w * term, 0.0)
+    return scores
+""",
+        """
+def similarity_scores(aux_items, aux_ratings, aux_days, ratings, days):
+    items = np.asarray(aux_items, dtype=int)
+    R = ratings[:, items].astype(float)
+    Dd = days[:, items].astype(float)
+    rated = R > 0
+    w = 1.0 / np.log(1.0 + rated.sum(axis=0))
+    close_r = np.exp(-np.abs(R - np.asarray(aux_ratings, float)[None, :]) / 1.5)
+    close_d = np.exp(-np.abs(Dd - np.asarray(aux_days, float)[None, :]) / 30.0)
+    return ((close_r + close_d) * rated) @ w
+""",
+    ],
+    "k_anonymity": [
+        """
+def k_anonymity(table, quasi_identifiers, max_suppressed=0):
+    if max_suppressed < 0 or int(max_suppressed) != max_suppressed:
+        raise ValueError("max_suppressed must be an integer >= 0")
+    keys = list(zip(*(np.asarray(table[c]).tolist() for c in quasi_identifiers)))
+    sizes = np.array(list(Counter(keys).values()))
+    feasible = [k for k in range(1, int(sizes.max()) + 1) if sizes[sizes < k].sum() <= max_suppressed]
+    return int(max(feasible))
+""",
+        """
+def k_anonymity(table, quasi_identifiers, max_suppressed=0):
+    if not max_suppressed >= 0:
+        raise ValueError("negative budget")
+    cols = [np.asarray(table[c]).tolist() for c in quasi_identifiers]
+    sizes = sorted(Counter(zip(*cols)).values(), reverse=True)   # largest first
+    kept = len(sizes)
+    spent = sum(sizes)
+    # keep the j largest classes: cost = everything else, k = the j-th largest size
+    best = sizes[-1]
+    for j in range(1, len(sizes) + 1):
+        cost = sum(sizes[j:])
+        if cost <= max_suppressed:
+            best = max(best, sizes[j - 1])
+    return int(best)
+""",
+    ],
+    "exact_audience_size": [
+        """
+def exact_audience_size(estimates, step):
+    shown = [(j, e) for j, e in enumerate(estimates) if e is not None]
+    for (j0, e0), (j1, e1) in zip(shown, shown[1:]):
+        if j1 == j0 + 1 and e1 != e0:
+            return int(e1) - j1
+    raise ValueError("pad with more accounts")
+""",
+        """
+def exact_audience_size(estimates, step):
+    est = list(estimates)
+    j = 0
+    while est[j] is None:
+        j += 1
+    while est[j + 1] == est[j]:
+        j += 1
+    return int(est[j + 1] - (j + 1))
+""",
+    ],
+    "count_age_tuples": [
+        """
+def count_age_tuples(count, median, mean, max_age):
+    total = mean * count
+    if abs(total - round(total)) > 1e-9:
+        return 0
+    total = int(round(total))
+    ways = 0
+    if count == 1:
+        return int(total == median and 0 <= total <= max_age)
+    if count == 2:
+        return int(sum(1 for a in range(max_age + 1) for b in [total - a] if a <= b <= max_age and abs((a + b) / 2 - median) < 1e-9))
+    if count == 3:
+        m = median
+        if m != int(m):
+            return 0
+        m = int(m)
+        return int(sum(1 for a in range(0, m + 1) if m <= total - m - a <= max_age))
+    for b in range(max_age + 1):                      # count == 4: the two middle ages b <= c
+        c2 = 2 * median - b
+        if abs(c2 - round(c2)) > 1e-9:
+            continue
+        c = int(round(c2))
+        if c < b or c > max_age:
+            continue
+        rest = total - b - c                           # a + d with 0 <= a <= b and c <= d <= max_age
+        ways += sum(1 for a in range(0, b + 1) if c <= rest - a <= max_age)
+    return int(ways)
+""",
+        """
+def count_age_tuples(count, median, mean, max_age):
+    target = mean * count
+    if abs(target - round(target)) > 1e-9:
+        return 0
+    target = int(round(target))
+
+    def tuples(k, low, budget):
+        if k == 0:
+            if budget == 0:
+                yield ()
+            return
+        for a in range(low, max_age + 1):
+            if a * k > budget:
+                break
+            for rest in tuples(k - 1, a, budget - a):
+                yield (a,) + rest
+
+    def med(t):
+        h = len(t) // 2
+        return t[h] if len(t) % 2 else (t[h - 1] + t[h]) / 2
+
+    return sum(1 for t in tuples(count, 0, target) if abs(med(t) - median) < 1e-9)
+""",
+    ],
+}
+
+# ------------------------------------------------------------------------------------- grading
+
+PROBE = Probe(NAME, EXERCISES, WRONG, ALTERNATIVES, seeds=range(5), dropped=frozenset(DROPPED))
+install(PROBE, globals())  # the fixture and the three tests: tests/support/notebook_probes.py

@@ -1,0 +1,468 @@
+"""Notebook 01's hidden tests have power: plausible wrong answers score 0, correct alternatives pass.
+
+Issue 31 (third edition): for every exercise of ``solutions/01_randomized_response``, three or
+more plausible wrong answers (coins shared between respondents, a generator of its own, the bits
+overwritten in place, e^epsilon overflowing at a large but valid epsilon, the coins' variance
+without the sampling's, a rounding where the smallest n is asked, one report's ratio only, a NaN
+design accepted, a product of probabilities that underflows, a clipped or wrongly scaled
+estimate...) are handed in and graded by the trusted grader; each must score 0 on its exercise.
+Two correct alternatives per exercise, written differently from the solution, must get full marks
+under five seeds (``{burn}`` draws that many numbers from the generator first). The demonstrations
+and figures (the ungraded code cells but the setup cell) are left out of the graded notebook.
+"""
+
+from __future__ import annotations
+
+from notebook_probes import Probe, install
+
+NAME = "01_randomized_response"
+
+#: answer cell grade_id -> test cell grade_id
+EXERCISES = {
+    "two_coin_response": "two_coin_response_tests",
+    "posterior_yes": "posterior_yes_tests",
+    "estimator_variance": "estimator_variance_tests",
+    "forced_response": "forced_response_tests",
+    "group_posterior": "group_posterior_tests",
+    "krr_frequency_estimate": "krr_frequency_estimate_tests",
+}
+#: demonstrations and figures (cells with a grade_id but no points): not needed by any test
+DROPPED = {
+    "rr-04",
+    "rr-10",
+    "rr-15",
+    "rr-23",
+    "rr-28",
+    "rr-30",
+    "rr-35",
+    "rr-37",
+    "rr-45",
+    "rr-54",
+    "rr-59",
+}
+
+# ------------------------------------------------------------------------------ wrong answers
+
+
+def _coins(body: str) -> str:
+    return f"""
+def two_coin_response(bits, rng):
+{body}
+"""
+
+
+def _posterior(p: str, body: str = "prior * p / (prior * p + (1.0 - prior) * (1.0 - p))") -> str:
+    return f"""
+def posterior_yes(prior, epsilon):
+    prior = np.asarray(prior, dtype=float)
+    p = {p}
+    posterior = {body}
+    return float(posterior) if posterior.ndim == 0 else posterior
+"""
+
+
+_P = "1.0 / (1.0 + math.exp(-epsilon))"
+
+
+def _variance(
+    variance: str,
+    size: str = "max(1, math.ceil(rr_estimator_variance(pi, 1, epsilon) / target_sd ** 2))",
+    p: str = _P,
+) -> str:
+    return f"""
+def rr_estimator_variance(pi, n, epsilon):
+    p = {p}
+    q = (1.0 - p) + (2.0 * p - 1.0) * pi
+    return float({variance})
+
+
+def respondents_needed(pi, epsilon, target_sd):
+    n = {size}
+    while n > 1 and rr_estimator_variance(pi, n - 1, epsilon) <= target_sd ** 2:
+        n -= 1
+    while rr_estimator_variance(pi, n, epsilon) > target_sd ** 2:
+        n += 1
+    return int(n)
+"""
+
+
+_VAR = "q * (1.0 - q) / (n * (2.0 * p - 1.0) ** 2)"
+
+
+def _forced(eps: str, check: bool = True, die: str = "rng.random(bits.shape)") -> str:
+    guard = (
+        """
+    if not (math.isfinite(truth_prob) and math.isfinite(yes_prob)) or truth_prob < 0 or yes_prob < 0 \\
+            or truth_prob + yes_prob > 1 + 1e-12:
+        raise ValueError("not a design")"""
+        if check
+        else ""
+    )
+    return f"""
+def forced_response(bits, truth_prob, yes_prob, rng):
+    bits = np.asarray(bits).astype(int)
+    roll = {die}
+    forced_yes = (roll < truth_prob + yes_prob).astype(int)
+    return np.where(roll < truth_prob, bits, forced_yes).astype(int)
+
+
+def forced_response_epsilon(truth_prob, yes_prob):{guard}
+    t, a = truth_prob, yes_prob
+    b = 1.0 - t - a
+    if t == 0:
+        return 0.0
+    if min(a, b) <= 1e-12:
+        return math.inf
+    return float({eps})
+"""
+
+
+def _group(body: str) -> str:
+    return f"""
+def group_posterior(prior, reports, epsilon):
+    reports = np.asarray(reports, dtype=int).ravel()
+    yes = int(reports.sum())
+    no = reports.size - yes
+{body}
+"""
+
+
+def _krr(body: str) -> str:
+    return f"""
+def krr_frequency_estimate(reports, k, epsilon):
+    reports = np.asarray(reports, dtype=int).ravel()
+    f = np.bincount(reports, minlength=k) / reports.size
+{body}
+"""
+
+
+_KRR_SAFE = """    e = math.exp(-epsilon)
+    q = e / (1.0 + (k - 1) * e)
+    gap = -math.expm1(-epsilon) / (1.0 + (k - 1) * e)"""
+
+#: grade_id -> plausible wrong answers, each with what it gets wrong
+WRONG = {
+    "two_coin_response": [
+        (
+            "one pair of coins shared by all respondents",
+            _coins(
+                """    bits = np.asarray(bits).astype(int)
+    first, second = rng.integers(0, 2), rng.integers(0, 2)
+    return (bits if first else np.full(bits.shape, second)).astype(int)"""
+            ),
+        ),
+        (
+            "tails: always 'yes' (the second coin forgotten)",
+            _coins(
+                """    bits = np.asarray(bits).astype(int)
+    first = rng.integers(0, 2, size=bits.shape)
+    return np.where(first == 1, bits, 1).astype(int)"""
+            ),
+        ),
+        (
+            "a generator of its own, not rng",
+            _coins(
+                """    bits = np.asarray(bits).astype(int)
+    own = np.random.default_rng()
+    first = own.integers(0, 2, size=bits.shape) == 1
+    return np.where(first, bits, own.integers(0, 2, size=bits.shape)).astype(int)"""
+            ),
+        ),
+        (
+            "the reports written into bits",
+            _coins(
+                """    bits = np.asarray(bits)
+    if bits.dtype.kind not in "iu":
+        bits = bits.astype(int)
+    first = rng.integers(0, 2, size=bits.shape) == 1
+    second = rng.integers(0, 2, size=bits.shape)
+    bits[~first] = second[~first]
+    return bits"""
+            ),
+        ),
+    ],
+    "posterior_yes": [
+        (
+            "e^epsilon overflows at epsilon = 800",
+            _posterior("math.exp(epsilon) / (1.0 + math.exp(epsilon))"),
+        ),
+        ("prior times likelihood, not normalised", _posterior(_P, body="prior * p")),
+        (
+            "likelihoods swapped",
+            _posterior(_P, body="prior * (1 - p) / (prior * (1 - p) + (1.0 - prior) * p)"),
+        ),
+        (
+            "posterior odds returned, not a probability",
+            _posterior(_P, body="prior * p / ((1.0 - prior) * (1.0 - p))"),
+        ),
+    ],
+    "estimator_variance": [
+        (
+            "the coins only (sampling left out)",
+            _variance("p * (1.0 - p) / (n * (2.0 * p - 1.0) ** 2)"),
+        ),
+        ("the variance of y_bar, not of the estimate", _variance("q * (1.0 - q) / n")),
+        (
+            "e^epsilon overflows at epsilon = 800",
+            _variance(_VAR, p="math.exp(epsilon) / (1.0 + math.exp(epsilon))"),
+        ),
+        (
+            "n rounded, not the smallest sufficient",
+            _variance(_VAR)
+            .replace(
+                """    while n > 1 and rr_estimator_variance(pi, n - 1, epsilon) <= target_sd ** 2:
+        n -= 1
+    while rr_estimator_variance(pi, n, epsilon) > target_sd ** 2:
+        n += 1
+""",
+                "",
+            )
+            .replace("math.ceil(rr_estimator_variance", "round(rr_estimator_variance"),
+        ),
+        (
+            "standard deviation and variance confused (target_sd compared with the variance)",
+            _variance(_VAR).replace("target_sd ** 2", "target_sd"),
+        ),
+    ],
+    "forced_response": [
+        ("the 'yes' ratio only", _forced("math.log1p(t / a)")),
+        ("a NaN design accepted", _forced("math.log1p(t / min(a, b))", check=False)),
+        (
+            "one die for everybody",
+            _forced("math.log1p(t / min(a, b))", die="np.full(bits.shape, rng.random())"),
+        ),
+        ("both ratios added", _forced("math.log1p(t / a) + math.log1p(t / b)")),
+        ("log2 for ln", _forced("math.log2(1 + t / min(a, b))")),
+    ],
+    "group_posterior": [
+        (
+            "likelihoods multiplied directly: p^1000 underflows",
+            _group(
+                """    p = 1.0 / (1.0 + math.exp(-epsilon))
+    like_in = p ** yes * (1 - p) ** no
+    like_out = (1 - p) ** yes * p ** no
+    return float(prior * like_in / (prior * like_in + (1 - prior) * like_out))"""
+            ),
+        ),
+        (
+            "the 'no' answers ignored",
+            _group(
+                """    if prior in (0.0, 1.0):
+        return float(prior)
+    z = math.log(prior) - math.log1p(-prior) + epsilon * yes
+    return float(1 / (1 + math.exp(-z)) if z >= 0 else math.exp(z) / (1 + math.exp(z)))"""
+            ),
+        ),
+        (
+            "odds multiplied by e^(eps * balance): overflows",
+            _group(
+                """    odds = prior / (1 - prior) * math.exp(epsilon * (yes - no)) if prior < 1 else math.inf
+    return float(odds / (1 + odds)) if math.isfinite(odds) else 1.0"""
+            ),
+        ),
+        (
+            "a certain prior not handled (log 0)",
+            _group(
+                """    z = math.log(prior) - math.log1p(-prior) + epsilon * (yes - no)
+    return float(1 / (1 + math.exp(-z)) if z >= 0 else math.exp(z) / (1 + math.exp(z)))"""
+            ),
+        ),
+    ],
+    "krr_frequency_estimate": [
+        (
+            "e^epsilon overflows at epsilon = 800",
+            _krr(
+                """    d = math.exp(epsilon) + k - 1
+    p, q = math.exp(epsilon) / d, 1.0 / d
+    return (f - q) / (p - q)"""
+            ),
+        ),
+        (
+            "binary randomized response's p and q (k ignored)",
+            _krr(
+                """    p = 1.0 / (1.0 + math.exp(-epsilon))
+    return (f - (1 - p)) / (2 * p - 1)"""
+            ),
+        ),
+        (
+            "clipped to [0, 1] (biased)",
+            _krr(_KRR_SAFE + "\n    return np.clip((f - q) / gap, 0.0, 1.0)"),
+        ),
+        ("divided by p instead of p - q", _krr(_KRR_SAFE + "\n    return (f - q) / (gap + q)")),
+    ],
+}
+
+# ------------------------------------------------------------------------- correct alternatives
+
+ALTERNATIVES = {
+    "two_coin_response": [
+        """
+def two_coin_response(bits, rng):
+    rng.random({burn})
+    x = np.array(bits, dtype=int)                       # a copy
+    truthful = rng.random(x.shape) < 0.5
+    forced = (rng.random(x.shape) < 0.5).astype(int)
+    out = x.copy()
+    out[~truthful] = forced[~truthful]
+    return out
+""",
+        """
+def two_coin_response(bits, rng):
+    rng.random({burn})
+    x = np.asarray(bits).astype(np.int64)
+    coins = rng.integers(0, 2, size=(2,) + x.shape)
+    return np.where(coins[0] == 0, x, coins[1]).astype(np.int64)
+""",
+    ],
+    "posterior_yes": [
+        """
+def posterior_yes(prior, epsilon):
+    from scipy.special import expit, logit
+    arr = np.asarray(prior, dtype=float)
+    with np.errstate(divide="ignore"):
+        post = expit(logit(arr) + epsilon)             # odds times e^epsilon
+    return float(post) if np.ndim(post) == 0 else np.asarray(post, dtype=float)
+""",
+        """
+def posterior_yes(prior, epsilon):
+    q = math.exp(-epsilon)                             # (1 - p) / p
+    pr = np.array(prior, dtype=float)
+    out = pr / (pr + (1.0 - pr) * q)
+    return out.item() if out.ndim == 0 else out
+""",
+    ],
+    "estimator_variance": [
+        """
+def rr_estimator_variance(pi, n, epsilon):
+    e = math.exp(-epsilon)
+    privacy = e / (1.0 - e) ** 2                       # p (1 - p) / (2p - 1)^2 = e^eps / (e^eps - 1)^2
+    return float(pi * (1.0 - pi) / n + privacy / n)
+
+
+def respondents_needed(pi, epsilon, target_sd):
+    lo, hi = 0, 1
+    while rr_estimator_variance(pi, hi, epsilon) > target_sd ** 2:
+        lo, hi = hi, hi * 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if rr_estimator_variance(pi, mid, epsilon) > target_sd ** 2:
+            lo = mid
+        else:
+            hi = mid
+    return int(hi)
+""",
+        """
+def rr_estimator_variance(pi, n, epsilon):
+    p = math.exp(-math.log1p(math.exp(-epsilon)))      # 1 / (1 + e^-eps)
+    r = p * pi + (1 - p) * (1 - pi)                    # Pr[y = 1]
+    return float(r * (1 - r) / ((2 * p - 1) ** 2 * n))
+
+
+def respondents_needed(pi, epsilon, target_sd):
+    one = rr_estimator_variance(pi, 1, epsilon)
+    n = max(1, int(one / target_sd ** 2))
+    while math.sqrt(rr_estimator_variance(pi, n, epsilon)) > target_sd:
+        n += 1
+    while n > 1 and math.sqrt(rr_estimator_variance(pi, n - 1, epsilon)) <= target_sd:
+        n -= 1
+    return n
+""",
+    ],
+    "forced_response": [
+        """
+def forced_response(bits, truth_prob, yes_prob, rng):
+    rng.random({burn})
+    x = np.array(bits).astype(int)
+    u = rng.random(x.shape)
+    out = np.zeros(x.shape, dtype=int)
+    honest = u < truth_prob
+    out[honest] = x[honest]
+    out[(u >= truth_prob) & (u < truth_prob + yes_prob)] = 1
+    return out
+
+
+def forced_response_epsilon(truth_prob, yes_prob):
+    t, a = float(truth_prob), float(yes_prob)
+    if math.isnan(t) or math.isnan(a) or math.isinf(t) or t < 0 or a < 0 or t + a > 1 + 1e-12:
+        raise ValueError("not a forced-response design")
+    b = max(0.0, 1.0 - t - a)
+    if t == 0:
+        return 0.0
+    worst = 0.0
+    for p1, p0 in ((t + a, a), (b, t + b)):            # P(report | x = 1), P(report | x = 0)
+        small, big = min(p1, p0), max(p1, p0)
+        if small <= 1e-12:
+            return math.inf
+        worst = max(worst, math.log(big / small))
+    return float(worst)
+""",
+        """
+def forced_response(bits, truth_prob, yes_prob, rng):
+    rng.random({burn})
+    x = np.asarray(bits).astype(int)
+    choice = rng.choice(3, size=x.shape, p=[truth_prob, yes_prob, max(0.0, 1 - truth_prob - yes_prob)])
+    return np.select([choice == 0, choice == 1], [x, np.ones_like(x)], default=0).astype(int)
+
+
+def forced_response_epsilon(truth_prob, yes_prob):
+    if not (0 <= truth_prob <= 1 and 0 <= yes_prob <= 1) or truth_prob + yes_prob > 1 + 1e-12:
+        raise ValueError("truth_prob and yes_prob must be probabilities with a sum <= 1")
+    if truth_prob == 0:
+        return 0.0
+    no_prob = 1 - truth_prob - yes_prob
+    if math.isclose(yes_prob, 0.0, abs_tol=1e-12) or math.isclose(no_prob, 0.0, abs_tol=1e-12):
+        return math.inf
+    return max(math.log((truth_prob + yes_prob) / yes_prob), math.log((truth_prob + no_prob) / no_prob))
+""",
+    ],
+    "group_posterior": [
+        """
+def group_posterior(prior, reports, epsilon):
+    from scipy.special import expit
+    r = np.array(reports, dtype=float).ravel()
+    if prior <= 0.0 or prior >= 1.0:
+        return float(prior)
+    z = math.log(prior / (1 - prior)) + epsilon * (2 * r.sum() - r.size)
+    return float(expit(z))
+""",
+        """
+def group_posterior(prior, reports, epsilon):
+    if prior in (0, 1):
+        return float(prior)
+    balance = sum(1 if int(v) else -1 for v in np.ravel(reports))
+    log_in = math.log(prior) + epsilon * balance / 2
+    log_out = math.log1p(-prior) - epsilon * balance / 2
+    top = max(log_in, log_out)
+    return float(math.exp(log_in - top) / (math.exp(log_in - top) + math.exp(log_out - top)))
+""",
+    ],
+    "krr_frequency_estimate": [
+        """
+def krr_frequency_estimate(reports, k, epsilon):
+    r = np.asarray(reports).astype(int).ravel()
+    counts = np.zeros(k)
+    for v in r:
+        counts[v] += 1
+    f = counts / len(r)
+    e = math.exp(-epsilon)
+    # E[f_j] = q + (p - q) pi_j with p = 1 / (1 + (k - 1) e), q = e p
+    p = 1.0 / (1.0 + (k - 1) * e)
+    q = e * p
+    return (f - q) / (p - q)
+""",
+        """
+def krr_frequency_estimate(reports, k, epsilon):
+    r = np.asarray(reports, dtype=int).ravel()
+    f = np.bincount(r, minlength=k).astype(float) / r.size
+    if epsilon > 700:
+        return f.copy()                                 # q = e^-eps / ... underflows: f is the estimate
+    a = math.exp(epsilon)
+    return (f * (a + k - 1) - 1.0) / (a - 1.0)
+""",
+    ],
+}
+
+# ------------------------------------------------------------------------------------- grading
+
+PROBE = Probe(NAME, EXERCISES, WRONG, ALTERNATIVES, dropped=frozenset(DROPPED))
+install(PROBE, globals())  # the fixture and the three tests: tests/support/notebook_probes.py

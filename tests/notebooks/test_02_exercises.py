@@ -1,0 +1,470 @@
+"""Notebook 02's hidden tests have power: plausible wrong answers score 0, correct alternatives pass.
+
+Issue 31 (third edition): for every exercise of ``solutions/02_laplace_mechanism``, three or more
+plausible wrong answers (the standard deviation taken for the Laplace scale, a replace-one factor
+2 where add/remove is asked, a person-level scale for a household, a scale from the data at hand,
+a union bound or a rounding where the smallest n is asked, a NaN or infinite epsilon accepted,
+e^(k eps) overflowing, a special case that fits only the visible inputs, ...) are handed in and
+graded by the trusted grader; each must score 0 on its exercise. Two correct alternatives per
+exercise, written differently from the solution, must get full marks under five seeds (``{burn}``
+draws that many numbers from the generator first). The harness is ``tests/support/notebook_probes.py``;
+the figures and experiments (ungraded code cells) are left out of the graded notebook.
+"""
+
+from __future__ import annotations
+
+from notebook_probes import Probe, install
+
+NAME = "02_laplace_mechanism"
+
+#: answer cell grade_id -> test cell grade_id
+EXERCISES = {
+    "group_posterior_band": "group_posterior_band_tests",
+    "derived_sensitivities": "derived_sensitivities_tests",
+    "laplace": "laplace_tests",
+    "sample_size": "sample_size_tests",
+    "household_count": "household_count_tests",
+    "salary": "salary_tests",
+    "feature_counts": "feature_counts_tests",
+}
+
+# ------------------------------------------------------------------------------ wrong answers
+
+
+def _band(low: str, high: str) -> str:
+    return f"""
+def group_posterior_band(prior, epsilon, k):
+    p = prior
+    return (float({low}), float({high}))
+"""
+
+
+def _sens(pairs_ar: str, pairs_rep: str, variance: str, strict: bool = True) -> str:
+    tail = (
+        '    raise ValueError("neighbouring must be add_remove or replace")'
+        if strict
+        else f"    return float({pairs_ar})"
+    )
+    return f"""
+def pair_count_sensitivity(max_items, neighbouring):
+    m = max_items
+    if neighbouring == "add_remove":
+        return float({pairs_ar})
+    if neighbouring == "replace":
+        return float({pairs_rep})
+{tail}
+
+
+def variance_sensitivity(lower, upper, n):
+    return float({variance})
+"""
+
+
+_PAIRS = "m * (m - 1) / 2"
+_VAR = "(n - 1) * (upper - lower) ** 2 / n ** 2"
+
+
+def _laplace(
+    scale: str = "sensitivity / epsilon",
+    check: str = "not (math.isfinite(epsilon) and epsilon > 0) or not (math.isfinite(sensitivity) and sensitivity >= 0)",
+    draw: str = "rng.laplace(0.0, scale, size=arr.shape)",
+) -> str:
+    return f"""
+def laplace_noise_scale(sensitivity, epsilon):
+    if {check}:
+        raise ValueError("bad epsilon or sensitivity")
+    return float({scale})
+
+
+def my_laplace_mechanism(value, sensitivity, epsilon, rng):
+    scale = laplace_noise_scale(sensitivity, epsilon)
+    arr = np.asarray(value, dtype=float)
+    noisy = arr + {draw}
+    return float(noisy) if noisy.ndim == 0 else noisy
+"""
+
+
+def _size(t: str, n: str = "math.ceil(k * value_range * t / (gamma * epsilon))") -> str:
+    return f"""
+def sample_size(value_range, k, gamma, epsilon, beta):
+    t = {t}
+    return max(1, int({n}))
+"""
+
+
+_T = "-math.log(1.0 - (1.0 - beta) ** (1.0 / k))"
+
+
+def _household(
+    scale: str = "m / epsilon",
+    check: str = "not (math.isfinite(epsilon) and epsilon > 0) or m < 1",
+    capped: str = "np.minimum(per, m).sum()",
+) -> str:
+    return f"""
+def private_household_count(household, flag, max_per_household, epsilon, rng):
+    m = max_per_household
+    if {check}:
+        raise ValueError("bad parameter")
+    household = np.asarray(household)
+    flag = np.asarray(flag, dtype=bool)
+    _, per = np.unique(household[flag], return_counts=True)
+    capped = {capped}
+    return float(capped + rng.laplace(0.0, {scale}))
+"""
+
+
+def _salary(
+    scale: str = "(upper - lower) / (n * epsilon)",
+    check: str = "not (math.isfinite(epsilon) and epsilon > 0) or not (math.isfinite(lower) and math.isfinite(upper) and lower < upper)",
+    values: str = "np.clip(np.asarray(salaries, dtype=float), lower, upper)",
+) -> str:
+    return f"""
+def private_average_salary(salaries, lower, upper, epsilon, rng):
+    if {check}:
+        raise ValueError("bad parameter")
+    values = {values}
+    n = values.size
+    return float(values.mean() + rng.laplace(0.0, {scale}))
+"""
+
+
+def _counts(
+    scale: str = "d / epsilon",
+    check: str = "not (math.isfinite(epsilon) and epsilon > 0)",
+    size: str = "counts.shape",
+) -> str:
+    return f"""
+def private_feature_counts(X, y, n_classes, n_values, epsilon, rng):
+    if {check}:
+        raise ValueError("bad epsilon")
+    X, y = np.asarray(X), np.asarray(y)
+    n, d = X.shape
+    counts = np.zeros((n_classes, d, n_values))
+    for j in range(d):
+        np.add.at(counts[:, j, :], (y, X[:, j]), 1.0)
+    return counts + rng.laplace(0.0, {scale}, size={size})
+"""
+
+
+#: grade_id -> plausible wrong answers, each with what it gets wrong
+WRONG = {
+    "group_posterior_band": [
+        (
+            "a single person's band (k ignored)",
+            _band(
+                "p * math.exp(-epsilon) / (p * math.exp(-epsilon) + 1 - p)",
+                "p * math.exp(epsilon) / (p * math.exp(epsilon) + 1 - p)",
+            ),
+        ),
+        (
+            "the looser lecture bound prior e^(+-k eps), capped at 1",
+            _band("p * math.exp(-k * epsilon)", "min(1.0, p * math.exp(k * epsilon))"),
+        ),
+        (
+            "e^(k eps) overflows: nan at k eps = 1000",
+            _band(
+                "p * np.exp(-k * epsilon) / (p * np.exp(-k * epsilon) + 1 - p)",
+                "p * np.exp(k * epsilon) / (p * np.exp(k * epsilon) + 1 - p)",
+            ),
+        ),
+        (
+            "odds moved by 2^(k eps) (log2 for ln)",
+            _band(
+                "p * 2.0 ** (-k * epsilon) / (p * 2.0 ** (-k * epsilon) + 1 - p)",
+                "p / (p + (1 - p) * 2.0 ** (-k * epsilon))",
+            ),
+        ),
+    ],
+    "derived_sensitivities": [
+        ("ordered pairs m(m-1)", _sens("m * (m - 1)", "2 * m * (m - 1)", _VAR)),
+        (
+            "variance: the bound (U-L)^2/n, not the exact sensitivity",
+            _sens(_PAIRS, "2 * " + _PAIRS, "(upper - lower) ** 2 / n"),
+        ),
+        (
+            "variance (U-L)^2/(2n): right only at the visible n = 2",
+            _sens(_PAIRS, "2 * " + _PAIRS, "(upper - lower) ** 2 / (2 * n)"),
+        ),
+        ("replace-one given the add/remove value (relation swapped)", _sens(_PAIRS, _PAIRS, _VAR)),
+        (
+            "an unknown relation accepted (no ValueError)",
+            _sens(_PAIRS, "2 * " + _PAIRS, _VAR, strict=False),
+        ),
+    ],
+    "laplace": [
+        (
+            "scale epsilon / sensitivity (inverted)",
+            _laplace(scale="epsilon / max(sensitivity, 1e-300)"),
+        ),
+        (
+            "scale 2 sensitivity / epsilon (a safety factor: not the smallest)",
+            _laplace(scale="2 * sensitivity / epsilon"),
+        ),
+        (
+            "NaN accepted (epsilon <= 0 checked only)",
+            _laplace(check="epsilon <= 0 or sensitivity < 0"),
+        ),
+        (
+            "the standard deviation taken for the scale (numpy's scale is b)",
+            _laplace(draw="rng.laplace(0.0, scale / math.sqrt(2), size=arr.shape)"),
+        ),
+        (
+            "infinite epsilon accepted (the second edition's check)",
+            _laplace(check="not epsilon > 0 or not sensitivity >= 0"),
+        ),
+        ("one noise value for all entries", _laplace(draw="rng.laplace(0.0, scale)")),
+    ],
+    "sample_size": [
+        ("union bound ln(k / beta)", _size("math.log(k / beta)")),
+        ("rounded, not rounded up", _size(_T, n="round(k * value_range * t / (gamma * epsilon))")),
+        (
+            "epsilon not split over the k answers",
+            _size(_T, n="math.ceil(value_range * t / (gamma * epsilon))"),
+        ),
+        ("log2 for ln", _size("-math.log2(1.0 - (1.0 - beta) ** (1.0 / k))")),
+        ("floor (int) instead of ceiling", _size(_T, n="k * value_range * t / (gamma * epsilon)")),
+    ],
+    "household_count": [
+        (
+            "scale 1 / epsilon (protects a person, not a household)",
+            _household(scale="1.0 / epsilon"),
+        ),
+        (
+            "scale from the data: the largest capped household present (local sensitivity)",
+            _household(scale="max(1, min(m, per.max() if per.size else 0)) / epsilon"),
+        ),
+        (
+            "scale 2m / epsilon (replace-one factor, not the smallest)",
+            _household(scale="2 * m / epsilon"),
+        ),
+        ("NaN epsilon accepted", _household(check="epsilon <= 0 or m < 1")),
+        ("no cap per household", _household(capped="per.sum()")),
+    ],
+    "salary": [
+        (
+            "max(|L|, |U|) / n: the add/remove sum bound",
+            _salary(scale="max(abs(lower), abs(upper)) / (n * epsilon)"),
+        ),
+        ("divided by n - 1", _salary(scale="(upper - lower) / ((n - 1) * epsilon)")),
+        ("the sum's sensitivity, not divided by n", _salary(scale="(upper - lower) / epsilon")),
+        ("NaN epsilon accepted", _salary(check="epsilon <= 0 or lower >= upper")),
+        ("U / n: fits bounds that start near 0", _salary(scale="upper / (n * epsilon)")),
+        ("no clamping", _salary(values="np.asarray(salaries, dtype=float)")),
+    ],
+    "feature_counts": [
+        ("scale 1 / epsilon (one histogram's sensitivity)", _counts(scale="1.0 / epsilon")),
+        ("scale 2D / epsilon (replace-one)", _counts(scale="2 * d / epsilon")),
+        (
+            "scale D n_values / epsilon (every cell of a table)",
+            _counts(scale="d * n_values / epsilon"),
+        ),
+        ("NaN epsilon accepted", _counts(check="epsilon <= 0")),
+        ("one noise draw per table, broadcast over classes", _counts(size="(1, d, n_values)")),
+    ],
+}
+
+# ------------------------------------------------------------------------- correct alternatives
+
+#: grade_id -> two correct answers written differently from the solution; "{burn}" draws that
+#: many numbers from the generator first (a shifted seed)
+ALTERNATIVES = {
+    "group_posterior_band": [
+        """
+def group_posterior_band(prior, epsilon, k):
+    a = math.exp(-k * epsilon)          # underflows to 0 for huge k epsilon, never overflows
+    low = prior * a / (prior * a + 1 - prior)
+    high = prior / (prior + (1 - prior) * a)
+    return float(low), float(high)
+""",
+        """
+def group_posterior_band(prior, epsilon, k):
+    z = math.log(prior) - math.log1p(-prior)
+    lo, hi = z - k * epsilon, z + k * epsilon
+    return (float(np.exp(lo - np.logaddexp(0.0, lo))), float(np.exp(hi - np.logaddexp(0.0, hi))))
+""",
+    ],
+    "derived_sensitivities": [
+        """
+def pair_count_sensitivity(max_items, neighbouring):
+    factor = {"add_remove": 1, "replace": 2}
+    if neighbouring not in factor:
+        raise ValueError(f"unknown relation {neighbouring!r}")
+    return float(factor[neighbouring] * math.comb(max_items, 2))
+
+
+def variance_sensitivity(lower, upper, n):
+    worst = np.full(n, float(lower))
+    moved = worst.copy()
+    moved[0] = upper
+    return float(abs(np.var(moved) - np.var(worst)))
+""",
+        """
+def pair_count_sensitivity(max_items, neighbouring):
+    if neighbouring not in ("add_remove", "replace"):
+        raise ValueError("neighbouring must be 'add_remove' or 'replace'")
+    touched = sum(range(max_items))
+    return float(touched if neighbouring == "add_remove" else touched + touched)
+
+
+def variance_sensitivity(lower, upper, n):
+    width = upper - lower
+    return width * width * (1.0 / n - 1.0 / (n * n))
+""",
+    ],
+    "laplace": [
+        """
+def laplace_noise_scale(sensitivity, epsilon):
+    sensitivity, epsilon = float(sensitivity), float(epsilon)
+    if not np.isfinite(epsilon) or epsilon <= 0:
+        raise ValueError("epsilon must be finite and > 0")
+    if not np.isfinite(sensitivity) or sensitivity < 0:
+        raise ValueError("sensitivity must be finite and >= 0")
+    return sensitivity / epsilon
+
+
+def my_laplace_mechanism(value, sensitivity, epsilon, rng):
+    rng.random({burn})
+    b = laplace_noise_scale(sensitivity, epsilon)
+    shape = np.shape(value)
+    noise = b * (rng.exponential(size=shape) - rng.exponential(size=shape))   # a Laplace(b) draw
+    if shape == ():
+        return float(value) + float(noise)
+    return np.array(value, dtype=float) + noise
+""",
+        """
+def laplace_noise_scale(sensitivity, epsilon):
+    for name, x, low in (("epsilon", epsilon, 0.0), ("sensitivity", sensitivity, 0.0)):
+        if math.isnan(x) or math.isinf(x):
+            raise ValueError(f"{name} must be finite")
+    if epsilon <= 0 or sensitivity < 0:
+        raise ValueError("need epsilon > 0 and sensitivity >= 0")
+    return sensitivity / epsilon
+
+
+def my_laplace_mechanism(value, sensitivity, epsilon, rng):
+    rng.random({burn})
+    b = laplace_noise_scale(sensitivity, epsilon)
+    x = np.array(value, dtype=float, copy=True)
+    u = rng.uniform(-0.5, 0.5, size=x.shape)
+    x = x - b * np.sign(u) * np.log1p(-2 * np.abs(u))                      # inverse CDF
+    return float(x) if np.ndim(x) == 0 else x
+""",
+    ],
+    "sample_size": [
+        """
+def sample_size(value_range, k, gamma, epsilon, beta):
+    def enough(n):
+        scale = k * value_range / (n * epsilon)
+        return k * math.log1p(-math.exp(-gamma / scale)) >= math.log1p(-beta)
+
+    hi = 1
+    while not enough(hi):
+        hi *= 2
+    lo = hi // 2                       # enough(lo) is False (or lo == 0)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if enough(mid):
+            hi = mid
+        else:
+            lo = mid
+    return int(hi)
+""",
+        """
+def sample_size(value_range, k, gamma, epsilon, beta):
+    t = -math.log1p(-math.exp(math.log1p(-beta) / k))
+    n = max(1, math.ceil(k * value_range * t / (gamma * epsilon)))
+
+    def ok(m):
+        return (1 - math.exp(-gamma * m * epsilon / (k * value_range))) ** k >= 1 - beta
+
+    while n > 1 and ok(n - 1):
+        n -= 1
+    while not ok(n):
+        n += 1
+    return int(n)
+""",
+    ],
+    "household_count": [
+        """
+def private_household_count(household, flag, max_per_household, epsilon, rng):
+    if not (epsilon > 0 and math.isfinite(epsilon)):
+        raise ValueError("epsilon must be finite and > 0")
+    if max_per_household < 1 or int(max_per_household) != max_per_household:
+        raise ValueError("max_per_household must be an integer >= 1")
+    rng.random({burn})
+    ids = np.sort(np.asarray(household)[np.asarray(flag, dtype=bool)])
+    if ids.size == 0:
+        total = 0
+    else:
+        starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+        runs = np.diff(np.r_[starts, ids.size])
+        total = int(np.minimum(runs, max_per_household).sum())
+    b = max_per_household / epsilon
+    return total + b * (rng.exponential() - rng.exponential())
+""",
+        """
+def private_household_count(household, flag, max_per_household, epsilon, rng):
+    m = max_per_household
+    if math.isnan(epsilon) or math.isinf(epsilon) or epsilon <= 0 or m < 1 or m % 1 != 0:
+        raise ValueError("need a finite epsilon > 0 and an integer max_per_household >= 1")
+    rng.random({burn})
+    _, inverse = np.unique(np.asarray(household), return_inverse=True)
+    per = np.bincount(inverse.ravel(), weights=np.asarray(flag, dtype=float))
+    return float(np.clip(per, 0, m).sum() + rng.laplace(scale=m / epsilon))
+""",
+    ],
+    "salary": [
+        """
+def private_average_salary(salaries, lower, upper, epsilon, rng):
+    if not all(math.isfinite(x) for x in (lower, upper, epsilon)) or epsilon <= 0 or lower >= upper:
+        raise ValueError("need finite lower < upper and a finite epsilon > 0")
+    rng.random({burn})
+    s = np.minimum(np.maximum(np.asarray(salaries, dtype=float), lower), upper)
+    return float(rng.laplace(loc=s.mean(), scale=(upper - lower) / len(s) / epsilon))
+""",
+        """
+def private_average_salary(salaries, lower, upper, epsilon, rng):
+    if not (np.isfinite(epsilon) and epsilon > 0):
+        raise ValueError("epsilon must be finite and > 0")
+    if not (np.isfinite(lower) and np.isfinite(upper)) or not lower < upper:
+        raise ValueError("need finite bounds with lower < upper")
+    rng.random({burn})
+    clamped = [min(max(float(x), lower), upper) for x in salaries]
+    noisy_sum = sum(clamped) + rng.laplace(0.0, (upper - lower) / epsilon)   # the sum, n public
+    return float(noisy_sum / len(clamped))
+""",
+    ],
+    "feature_counts": [
+        """
+def private_feature_counts(X, y, n_classes, n_values, epsilon, rng):
+    if not (math.isfinite(epsilon) and epsilon > 0):
+        raise ValueError("epsilon must be finite and > 0")
+    rng.random({burn})
+    X, y = np.asarray(X), np.asarray(y)
+    d = X.shape[1]
+    onehot_y = np.eye(n_classes)[y]                  # (n, C)
+    onehot_x = np.eye(n_values)[X]                   # (n, D, V)
+    counts = np.einsum("nc,ndv->cdv", onehot_y, onehot_x)
+    return counts + (d / epsilon) * (rng.exponential(size=counts.shape) - rng.exponential(size=counts.shape))
+""",
+        """
+def private_feature_counts(X, y, n_classes, n_values, epsilon, rng):
+    if np.isnan(epsilon) or np.isinf(epsilon) or epsilon <= 0:
+        raise ValueError("epsilon must be a finite number > 0")
+    rng.random({burn})
+    X, y = np.array(X), np.array(y)
+    d = X.shape[1]
+    tables = []
+    for j in range(d):
+        table, _, _ = np.histogram2d(y, X[:, j], bins=[np.arange(n_classes + 1) - 0.5, np.arange(n_values + 1) - 0.5])
+        tables.append(table)
+    counts = np.stack(tables, axis=1)
+    return counts + rng.laplace(0.0, d / epsilon, size=counts.shape)
+""",
+    ],
+}
+
+# ------------------------------------------------------------------------------------- grading
+
+PROBE = Probe(NAME, EXERCISES, WRONG, ALTERNATIVES)
+install(PROBE, globals())  # the fixture and the three tests: tests/support/notebook_probes.py

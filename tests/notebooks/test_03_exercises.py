@@ -1,0 +1,422 @@
+"""Notebook 03's hidden tests have power: plausible wrong answers score 0, correct alternatives pass.
+
+Issue 31 (third edition): for every exercise of ``solutions/03_exponential_mechanism``, three or
+more plausible wrong answers (the factor 2 dropped, Delta / (2 eps) for eps / (2 Delta), Laplace or
+one-sided exponential noise for Gumbel, the bound for the exact gap, log2 for ln, the neighbouring
+relations swapped, a special case that fits only symmetric ranges, a NaN parameter accepted where
+the contract says raise, arithmetic that overflows at a large but valid epsilon, randomness not
+drawn from ``rng``...) are handed in and graded by the real trusted grader
+(:func:`coursetools.grading.grade.grade_job`); each must score 0 on its exercise. Two correct
+alternatives per exercise, written differently from the solution, must get full marks under five
+seeds: a correct answer's random draws are shifted by burning ``s`` draws of the generator first
+(``s = 0..4``), which changes every random outcome the hidden tests see.
+
+The graded notebook is the course notebook without its figures and experiments (the harness keeps
+markdown, the setup cell, every answer and every test cell), and one submission carries the i-th
+wrong answer of *every* exercise at once. Exercises 2 and 6 forgive a slip in the exercise they
+build on (they judge the sampler against the student's own Exercise 1, the median against the
+student's own Exercises 2 and 5); the wrong answers are paired so that the i-th wrong answer of an
+earlier exercise never makes the i-th wrong answer of a later one look right.
+"""
+
+from __future__ import annotations
+
+from notebook_probes import Probe, install
+
+NAME = "03_exponential_mechanism"
+
+#: answer cell grade_id -> test cell grade_id
+EXERCISES = {
+    "exponential_probabilities": "exponential_probabilities_tests",
+    "sample_exponential": "sample_exponential_tests",
+    "worst_case_gap": "worst_case_gap_tests",
+    "coin_beta_parameters": "coin_beta_parameters_tests",
+    "median_utility": "median_utility_tests",
+    "private_median": "private_median_tests",
+}
+
+_CHECK = """
+    for name, value in (("sensitivity", sensitivity), ("epsilon", epsilon)):
+        if not (math.isfinite(value) and value > 0):
+            raise ValueError(name)"""
+
+
+def _probabilities(logits: str, check: str = _CHECK, finite: bool = True) -> str:
+    scores_check = (
+        """
+    if not np.all(np.isfinite(u)):
+        raise ValueError("scores")"""
+        if finite
+        else ""
+    )
+    return f"""
+def exponential_probabilities(scores, sensitivity, epsilon):{check}
+    u = np.asarray(scores, dtype=float){scores_check}
+    w = np.exp({logits})
+    return w / w.sum()
+"""
+
+
+def _noisy_max(noise: str, check: bool = True) -> str:
+    validation = (
+        _CHECK
+        + """
+    if not np.all(np.isfinite(np.asarray(scores, dtype=float))):
+        raise ValueError("scores")"""
+        if check
+        else ""
+    )
+    return f"""
+def sample_exponential(scores, sensitivity, epsilon, rng):{validation}
+    u = np.asarray(scores, dtype=float)
+    return int(np.argmax(u + {noise}))
+"""
+
+
+def _gap(body: str, check: bool = True, beta_limit: str = "(m - 1) / m") -> str:
+    validation = (
+        f"""
+    if not m >= 2 or not (0 < beta < {beta_limit}):
+        raise ValueError("n_candidates or beta"){_CHECK}"""
+        if check
+        else ""
+    )
+    return f"""
+def worst_case_gap(n_candidates, sensitivity, epsilon, beta):
+    m = n_candidates{validation}
+    c = epsilon / (2.0 * sensitivity)
+    return float({body})
+"""
+
+
+_LOGIT = "lambda t: math.log(t / (1.0 - t))"
+
+
+def _coin(replace: str, add_remove: str, ab: str = "1.0 + c * heads, 1.0 + c * (n - heads)",
+          c: str = "epsilon / (2.0 * d)", check: bool = True) -> str:
+    validation = (
+        """
+    if not (0 < lower < upper < 1) or not (math.isfinite(epsilon) and epsilon > 0) or not (0 <= heads <= n):
+        raise ValueError("bad arguments")
+    if neighbouring not in ("replace", "add_remove"):
+        raise ValueError("neighbouring")"""
+        if check
+        else ""
+    )
+    return f"""
+def coin_beta_parameters(heads, n, epsilon, lower, upper, neighbouring):{validation}
+    logit = {_LOGIT}
+    if neighbouring == "replace":
+        d = {replace}
+    else:
+        d = {add_remove}
+    c = {c}
+    a, b = {ab}
+    return float(a), float(b)
+"""
+
+
+_REPLACE = "max(abs(logit(lower)), abs(logit(upper)))"
+_ADD_REMOVE = "max(-math.log(lower), -math.log(1.0 - upper))"
+
+
+def _median_utility(below: str = "<", above: str = ">", add_remove: str = "1.0", replace: str = "2.0",
+                    check: bool = True, order: str = "c") -> str:
+    validation = (
+        """
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(c))):
+        raise ValueError("NaN or infinite value")"""
+        if check
+        else ""
+    )
+    return f"""
+def my_median_utility(data, candidates):
+    x = np.asarray(data, dtype=float).ravel()
+    c = np.asarray(candidates, dtype=float){validation}
+    c = {order}
+    b = (x[None, :] {below} c[:, None]).sum(axis=1)
+    a = (x[None, :] {above} c[:, None]).sum(axis=1)
+    return -np.abs(b - a).astype(float)
+
+
+def my_median_utility_sensitivity(neighbouring):
+    if neighbouring == "add_remove":
+        return {add_remove}
+    if neighbouring == "replace":
+        return {replace}
+    raise ValueError("neighbouring")
+"""
+
+
+def _median(exponent: str = "epsilon * (s - s.max()) / 2.0", grid: str = "np.linspace(lower, upper, n_grid)",
+            ret: str = "float(grid[i])", check: bool = True) -> str:
+    validation = (
+        """
+    if not (math.isfinite(epsilon) and epsilon > 0) or not n_grid >= 2 or not lower < upper:
+        raise ValueError("bad arguments")"""
+        if check
+        else ""
+    )
+    return f"""
+def my_private_median(data, lower, upper, epsilon, n_grid, rng):{validation}
+    grid = {grid}
+    x = np.asarray(data, dtype=float)
+    s = -np.abs((x[None, :] < grid[:, None]).sum(axis=1) - (x[None, :] > grid[:, None]).sum(axis=1)).astype(float)
+    p = np.exp({exponent})
+    i = int(rng.choice(grid.size, p=p / p.sum()))
+    return {ret}
+"""
+
+
+# ------------------------------------------------------------------------------ wrong answers
+
+WRONG = {
+    "exponential_probabilities": [
+        ("the factor 2 dropped (monotone exponent)", _probabilities("epsilon * (u - u.max()) / sensitivity")),
+        ("no shift: exp(1e6) overflows", _probabilities("epsilon * u / (2.0 * sensitivity)")),
+        ("shifted by the minimum: overflows at 3000", _probabilities("epsilon * (u - u.min()) / (2.0 * sensitivity)")),
+        ("NaN scores accepted", _probabilities("epsilon * (u - u.max()) / (2.0 * sensitivity)", finite=False)),
+        ("Delta / (2 eps) for eps / (2 Delta)", _probabilities("sensitivity * (u - u.max()) / (2.0 * epsilon)")),
+        (
+            "parameters checked with <= 0 only: NaN accepted",
+            _probabilities(
+                "epsilon * (u - u.max()) / (2.0 * sensitivity)",
+                check="""
+    if sensitivity <= 0 or epsilon <= 0:
+        raise ValueError("sensitivity and epsilon must be > 0")""",
+            ),
+        ),
+    ],
+    "sample_exponential": [
+        ("Laplace noise of scale 2 Delta / eps", _noisy_max("rng.laplace(0.0, 2.0 * sensitivity / epsilon, u.size)")),
+        ("one-sided exponential noise (permute-and-flip)",
+         _noisy_max("rng.exponential(2.0 * sensitivity / epsilon, u.size)")),
+        ("Gumbel noise of scale Delta / eps (factor 2 dropped)",
+         _noisy_max("rng.gumbel(0.0, sensitivity / epsilon, u.size)")),
+        (
+            "numpy's global generator, not rng",
+            """
+def sample_exponential(scores, sensitivity, epsilon, rng):
+    p = exponential_probabilities(scores, sensitivity, epsilon)
+    return int(np.random.choice(p.size, p=p))
+""",
+        ),
+        ("Gumbel-max without the contract's checks: NaN accepted",
+         _noisy_max("rng.gumbel(0.0, 2.0 * sensitivity / epsilon, u.size)", check=False)),
+    ],
+    "worst_case_gap": [
+        ("the bound itself", _gap("math.log(m / beta) / c")),
+        ("(1 - beta) left out of the normaliser", _gap("math.log((m - 1) / beta) / c")),
+        ("the factor 2 dropped", _gap("math.log((m - 1) * (1 - beta) / beta) / (2.0 * c)")),
+        ("log2 for ln", _gap("math.log2((m - 1) * (1 - beta) / beta) / c")),
+        ("no checks: NaN beta accepted", _gap("math.log((m - 1) * (1 - beta) / beta) / c", check=False)),
+        ("beta only checked below 1", _gap("math.log((m - 1) * (1 - beta) / beta) / c", beta_limit="1")),
+        ("m for m - 1 (every candidate counted bad)", _gap("math.log(m * (1 - beta) / beta) / c")),
+    ],
+    "coin_beta_parameters": [
+        ("neighbouring relations swapped", _coin(_ADD_REMOVE, _REPLACE)),
+        ("the factor 2 dropped (also under replace-one on a range around 1/2, where scores move both ways)",
+         _coin(_REPLACE, _ADD_REMOVE, c="epsilon / d")),
+        ("only the upper end (fits symmetric ranges)", _coin("abs(logit(upper))", "-math.log(lower)")),
+        ("no checks: NaN and unknown relations accepted", _coin(_REPLACE, _ADD_REMOVE, check=False)),
+        ("a = c H (the +1 of the Beta forgotten)", _coin(_REPLACE, _ADD_REMOVE, ab="c * heads, c * (n - heads)")),
+        ("replace-one: the range of the logit", _coin("logit(upper) - logit(lower)", _ADD_REMOVE)),
+        ("log2 for ln", _coin(_REPLACE.replace("logit", "(lambda t: math.log2(t / (1 - t)))"),
+                              "max(-math.log2(lower), -math.log2(1.0 - upper))")),
+        ("the monotone form under replace-one whatever the range, the factor 2 kept under add/remove",
+         _coin(_REPLACE, _ADD_REMOVE, c='epsilon / (d if neighbouring == "replace" else 2.0 * d)')),
+    ],
+    "median_utility": [
+        ("<= for < (values equal to c counted below)", _median_utility(below="<=")),
+        ("NaN accepted (counts for nobody)", _median_utility(check=False)),
+        ("sensitivities swapped", _median_utility(add_remove="2.0", replace="1.0")),
+        ("replace-one: 1 (each count moves by one)", _median_utility(replace="1.0")),
+        ("candidates sorted (fits the sorted visible inputs)", _median_utility(order="np.sort(c)")),
+    ],
+    "private_median": [
+        ("no factor 2: the median utility is not monotone", _median(exponent="epsilon * (s - s.max())")),
+        ("replace-one's sensitivity 2 under add/remove", _median(exponent="epsilon * (s - s.max()) / 4.0")),
+        ("the index, not the value", _median(ret="i")),
+        ("no checks: epsilon 0 and NaN accepted", _median(check=False)),
+        ("grid without its top end", _median(grid="np.linspace(lower, upper, n_grid, endpoint=False)")),
+        ("epsilon / 2 for the two counts", _median(exponent="epsilon / 2.0 * (s - s.max()) / 2.0")),
+    ],
+}
+
+# ------------------------------------------------------------------------------ alternatives
+
+ALTERNATIVES = {
+    "exponential_probabilities": [
+        """
+def exponential_probabilities(scores, sensitivity, epsilon):
+    from scipy import special
+    if not (0 < sensitivity < math.inf and 0 < epsilon < math.inf):
+        raise ValueError("sensitivity and epsilon must be finite and > 0")
+    u = np.array(scores, dtype=float)
+    if np.isnan(u).any() or np.isinf(u).any():
+        raise ValueError("scores must be finite")
+    return special.softmax(u * (epsilon / (2 * sensitivity)))
+""",
+        """
+def exponential_probabilities(scores, sensitivity, epsilon):
+    if np.isnan(sensitivity) or np.isnan(epsilon) or min(sensitivity, epsilon) <= 0 or max(sensitivity, epsilon) == np.inf:
+        raise ValueError("bad sensitivity or epsilon")
+    logits = [epsilon * float(s) / (2 * sensitivity) for s in scores]
+    if not all(math.isfinite(v) for v in logits) or not all(math.isfinite(float(s)) for s in scores):
+        raise ValueError("scores must be finite")
+    top = max(logits)
+    log_z = top + math.log(sum(math.exp(v - top) for v in logits))
+    return np.array([math.exp(v - log_z) for v in logits])
+""",
+    ],
+    "sample_exponential": [
+        """
+def sample_exponential(scores, sensitivity, epsilon, rng):
+    rng.random({burn})
+    if not (0 < sensitivity < math.inf and 0 < epsilon < math.inf):
+        raise ValueError("sensitivity and epsilon must be finite and > 0")
+    u = np.asarray(scores, dtype=float)
+    if not np.isfinite(u).all():
+        raise ValueError("scores must be finite")
+    return int(np.argmax(u + rng.gumbel(0.0, 2 * sensitivity / epsilon, size=u.shape)))
+""",
+        """
+def sample_exponential(scores, sensitivity, epsilon, rng):
+    rng.random({burn})
+    p = exponential_probabilities(scores, sensitivity, epsilon)
+    cdf = np.cumsum(p)
+    return int(min(np.searchsorted(cdf, rng.random() * cdf[-1], side="right"), p.size - 1))
+""",
+    ],
+    "worst_case_gap": [
+        """
+def worst_case_gap(n_candidates, sensitivity, epsilon, beta):
+    m = n_candidates
+    if m < 2 or math.isnan(beta) or beta <= 0 or beta * m >= m - 1:
+        raise ValueError("need m >= 2 and 0 < beta < (m - 1) / m")
+    if not (0 < sensitivity < math.inf and 0 < epsilon < math.inf):
+        raise ValueError("sensitivity and epsilon must be finite and > 0")
+    return 2 * sensitivity / epsilon * (math.log(m - 1) + math.log1p(-beta) - math.log(beta))
+""",
+        """
+def worst_case_gap(n_candidates, sensitivity, epsilon, beta):
+    from scipy import optimize
+    m = n_candidates
+    if not (m >= 2 and 0 < beta < (m - 1) / m and 0 < sensitivity < math.inf and 0 < epsilon < math.inf):
+        raise ValueError("arguments out of range")
+    c = epsilon / (2 * sensitivity)
+
+    def excess(r):   # P(bad) - beta, written with the good candidate's share
+        return 1.0 - 1.0 / (1.0 + (m - 1) * math.exp(-c * r)) - beta
+
+    hi = 1.0 / c
+    while excess(hi) > 0:
+        hi *= 2
+    return float(optimize.brentq(excess, 0.0, hi, xtol=1e-15, rtol=1e-15, maxiter=500))
+""",
+    ],
+    "coin_beta_parameters": [
+        """
+def coin_beta_parameters(heads, n, epsilon, lower, upper, neighbouring):
+    from scipy import special
+    if not (0 < lower and lower < upper and upper < 1):
+        raise ValueError("need 0 < lower < upper < 1")
+    if not (0 < epsilon < math.inf) or heads < 0 or heads > n:
+        raise ValueError("bad epsilon or heads")
+    ends = np.array([lower, upper])
+    sensitivities = {
+        "replace": float(np.max(np.abs(special.logit(ends)))),
+        "add_remove": float(max(-np.log(lower), -np.log1p(-upper))),
+    }
+    if neighbouring not in sensitivities:
+        raise ValueError("neighbouring must be 'replace' or 'add_remove'")
+    weight = epsilon / 2 / sensitivities[neighbouring]
+    return (heads * weight + 1.0, (n - heads) * weight + 1.0)
+""",
+        """
+def coin_beta_parameters(heads, n, epsilon, lower, upper, neighbouring):
+    ok = isinstance(neighbouring, str) and neighbouring in {"replace", "add_remove"}
+    if not ok or not (0 < lower < upper < 1) or not (epsilon > 0 and math.isfinite(epsilon)) or not 0 <= heads <= n:
+        raise ValueError("bad arguments")
+    theta = np.linspace(lower, upper, 2001)            # both ends included: the worst case is at one
+    if neighbouring == "replace":
+        moves = np.abs(np.log(theta) - np.log(1 - theta))
+    else:
+        moves = np.maximum(-np.log(theta), -np.log(1 - theta))
+    d = float(moves.max())
+    # the sharper monotone form where every neighbour moves all scores the same way: add/remove
+    # (a flip adds log theta or log(1 - theta), both < 0), replace-one when 1/2 is not inside the range
+    monotone = neighbouring == "add_remove" or upper <= 0.5 or lower >= 0.5
+    factor = 1.0 if monotone else 2.0
+    return float(1 + epsilon * heads / (factor * d)), float(1 + epsilon * (n - heads) / (factor * d))
+""",
+    ],
+    "median_utility": [
+        """
+def my_median_utility(data, candidates):
+    x = np.sort(np.asarray(data, dtype=float).ravel())
+    c = np.asarray(candidates, dtype=float).ravel()
+    if np.isnan(x).any() or np.isnan(c).any() or np.isinf(x).any() or np.isinf(c).any():
+        raise ValueError("no NaN or infinite values")
+    below = np.searchsorted(x, c, side="left")
+    above = x.size - np.searchsorted(x, c, side="right")
+    return -np.abs(below - above).astype(float)
+
+
+def my_median_utility_sensitivity(neighbouring):
+    table = {"add_remove": 1.0, "replace": 2.0}
+    if not isinstance(neighbouring, str) or neighbouring not in table:
+        raise ValueError(f"unknown relation {neighbouring!r}")
+    return table[neighbouring]
+""",
+        """
+def my_median_utility(data, candidates):
+    xs = [float(v) for v in np.ravel(data)]
+    cs = [float(v) for v in np.ravel(candidates)]
+    if not all(math.isfinite(v) for v in xs + cs):
+        raise ValueError("no NaN or infinite values")
+    out = []
+    for c in cs:
+        balance = sum(1 for v in xs if v < c) - sum(1 for v in xs if v > c)
+        out.append(-abs(balance))
+    return np.array(out, dtype=float)
+
+
+def my_median_utility_sensitivity(neighbouring):
+    if neighbouring == "replace":
+        return 2.0   # one value crosses c: one count down, the other up
+    elif neighbouring == "add_remove":
+        return 1.0
+    else:
+        raise ValueError("neighbouring must be 'add_remove' or 'replace'")
+""",
+    ],
+    "private_median": [
+        """
+def my_private_median(data, lower, upper, epsilon, n_grid, rng):
+    rng.random({burn})
+    if not (0 < epsilon < math.inf) or n_grid < 2 or not (lower < upper):
+        raise ValueError("bad arguments")
+    grid = np.linspace(lower, upper, n_grid)
+    scores = my_median_utility(data, grid)
+    noisy = scores + rng.gumbel(0.0, 2.0 / epsilon, size=grid.size)   # Delta u = 1, factor 2
+    return float(grid[np.argmax(noisy)])
+""",
+        """
+def my_private_median(data, lower, upper, epsilon, n_grid, rng):
+    if math.isnan(lower) or math.isnan(upper) or math.isnan(epsilon) or epsilon <= 0 or epsilon == math.inf:
+        raise ValueError("bad epsilon or range")
+    if n_grid < 2 or lower >= upper:
+        raise ValueError("need n_grid >= 2 and lower < upper")
+    rng.random({burn})
+    grid = lower + (upper - lower) * np.arange(n_grid) / (n_grid - 1)
+    k = sample_exponential(my_median_utility(data, grid), my_median_utility_sensitivity("add_remove"), epsilon, rng)
+    return float(grid[k])
+""",
+    ],
+}
+
+# ------------------------------------------------------------------------------------- grading
+
+PROBE = Probe(NAME, EXERCISES, WRONG, ALTERNATIVES)
+install(PROBE, globals())  # the fixture and the three tests: tests/support/notebook_probes.py

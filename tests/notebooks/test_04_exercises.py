@@ -1,0 +1,632 @@
+"""Notebook 04's hidden tests have power: plausible wrong answers score 0, correct alternatives pass.
+
+Issue 31 (third edition): for every exercise of ``solutions/04_composition`` (the small-database
+mechanism included), three or more plausible wrong answers (variance for standard deviation,
+rounding where the contract needs a ceiling or a floor, a decoder that fits only databases with
+half their bits set, the neighbouring relations swapped, a budget charged before it is checked,
+delta charged where sequential composition needs none, arithmetic that overflows at a large but
+valid epsilon, noise scales halved or swapped, a NaN parameter accepted where the contract says
+raise, the utility's sign flipped, epsilon for epsilon / 2, candidates of the wrong size,
+randomness not drawn from ``rng``...) are handed in and graded by the real trusted grader
+(:func:`coursetools.grading.grade.grade_job`); each must score 0 on its exercise. Two correct
+alternatives per exercise, written differently from the solution, must get full marks under five
+seeds (``{burn}`` draws of the generator are burnt first, which changes every random outcome).
+
+The graded notebook is the course notebook without its figures and experiments, and one
+submission carries the i-th wrong answer of every exercise at once (the exercises' tests are
+independent).
+"""
+
+from __future__ import annotations
+
+from notebook_probes import Probe, install
+
+NAME = "04_composition"
+
+EXERCISES = {
+    "averaging_attack": "averaging_attack_tests",
+    "reconstruct_bits": "reconstruct_bits_tests",
+    "histogram_epsilon": "histogram_epsilon_tests",
+    "budget_accountant": "budget_accountant_tests",
+    "max_releases": "max_releases_tests",
+    "above_threshold": "above_threshold_tests",
+    "laplace_workload": "laplace_workload_tests",
+    "small_database": "small_database_tests",
+}
+
+_RELEASE = """
+def averaged_release(true_count, epsilon, k, rng):
+    return float(true_count + rng.laplace(0.0, 1.0 / epsilon, size=k).mean())
+"""
+
+
+def _repeats(body: str, release: str = _RELEASE, check: bool = True) -> str:
+    validation = (
+        """
+    if not (math.isfinite(epsilon) and epsilon > 0 and math.isfinite(target_sd) and target_sd > 0):
+        raise ValueError("epsilon and target_sd must be finite and > 0")"""
+        if check
+        else ""
+    )
+    return (
+        release
+        + f"""
+def repeats_needed(epsilon, target_sd):{validation}
+    return int(max(1, {body}))
+"""
+    )
+
+
+_CEIL = "math.ceil(2.0 / (epsilon * target_sd) ** 2 - 1e-9)"
+
+
+def _decoder(rule: str) -> str:
+    return f"""
+def reconstruct_bits(subsets, answers):
+    A = np.asarray(subsets, dtype=float)
+    a = np.asarray(answers, dtype=float)
+    est = np.linalg.lstsq(A, a, rcond=None)[0]
+    return {rule}
+"""
+
+
+def _histogram(add: str, rep: str, check: bool = True) -> str:
+    validation = (
+        """
+    if e.size < 2 or not np.all(np.isfinite(e) & (e > 0)):
+        raise ValueError("bin_epsilons")"""
+        if check
+        else ""
+    )
+    return f"""
+def histogram_epsilon(bin_epsilons, neighbouring):
+    e = np.asarray(bin_epsilons, dtype=float){validation}
+    s = np.sort(e)[::-1]
+    if neighbouring == "add_remove":
+        return float({add})
+    if neighbouring == "replace":
+        return float({rep})
+    raise ValueError("neighbouring")
+"""
+
+
+def _accountant(*, init_check: str = "math.isfinite(epsilon) and epsilon > 0", spend: str | None = None,
+                count: str | None = None, over: str = "self.spent + epsilon > self.budget") -> str:
+    spend = spend or f"""
+        if not (math.isfinite(epsilon) and epsilon > 0):
+            raise ValueError("epsilon")
+        if {over}:
+            raise BudgetExceededError("over budget")
+        self.spent += float(epsilon)"""
+    count = count or """
+        self.spend(epsilon)
+        return float(len(data) + rng.laplace(0.0, 1.0 / epsilon))"""
+    return f"""
+class BudgetAccountant:
+    def __init__(self, epsilon):
+        if not ({init_check}):
+            raise ValueError("budget")
+        self.budget = float(epsilon)
+        self.spent = 0.0
+
+    def spend(self, epsilon):{spend}
+
+    def laplace_count(self, data, epsilon, rng):{count}
+"""
+
+
+_SEQUENTIAL = """
+    seq = math.floor(epsilon_total / epsilon_each)
+    while (seq + 1) * epsilon_each <= epsilon_total:
+        seq += 1
+    while seq > 0 and seq * epsilon_each > epsilon_total:
+        seq -= 1"""
+
+_BISECT = """
+    if advanced_epsilon(epsilon_each, 1, delta_total) > epsilon_total:
+        return {ret_seq}
+    lo, hi = 1, 2
+    while advanced_epsilon(epsilon_each, hi, delta_total) <= epsilon_total:
+        lo, hi = hi, 2 * hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if advanced_epsilon(epsilon_each, mid, delta_total) <= epsilon_total:
+            lo = mid
+        else:
+            hi = mid
+    return {ret}"""
+
+_MR_CHECK = """
+    for v in (epsilon_each, epsilon_total, delta_total):
+        if not (math.isfinite(v) and v > 0):
+            raise ValueError("arguments must be finite and > 0")
+    if delta_total >= 1:
+        raise ValueError("delta_total must be < 1")"""
+
+
+def _max_releases(*, advanced: str = "epsilon * math.sqrt(2 * k * math.log(1 / delta_prime)) + k * epsilon * math.expm1(epsilon)",
+                  guard: bool = True, sequential: str = _SEQUENTIAL, check: str = _MR_CHECK,
+                  bisect: str = _BISECT.format(ret_seq="seq", ret="max(seq, lo)")) -> str:
+    g = """
+    if epsilon > 700:
+        return math.inf""" if guard else ""
+    return f"""
+def advanced_epsilon(epsilon, k, delta_prime):{g}
+    return float({advanced})
+
+
+def max_releases(epsilon_each, epsilon_total, delta_total):{check}{sequential}{bisect}
+"""
+
+
+def _above(b_t: str = "2.0 / epsilon", b_q: str = "4.0 / epsilon", check: bool = True, redraw: bool = False,
+           gen: str = "rng") -> str:
+    validation = (
+        """
+    if not (math.isfinite(epsilon) and epsilon > 0) or math.isnan(threshold):
+        raise ValueError("bad epsilon or threshold")"""
+        if check
+        else ""
+    )
+    t_line = (f"rho = {gen}.laplace(0.0, {b_t})" if not redraw else "rho = 0.0")
+    per_query = (f"rho = {gen}.laplace(0.0, {b_t})\n        " if redraw else "")
+    return f"""
+def my_above_threshold(queries, threshold, epsilon, rng):{validation}
+    {t_line}
+    for i, v in enumerate(np.asarray(queries, dtype=float)):
+        {per_query}if v + {gen}.laplace(0.0, {b_q}) >= threshold + rho:
+            return i
+    return None
+"""
+
+
+def _workload(sens: str, noise: str = "rng.laplace(0.0, workload_sensitivity(W) / epsilon, size=ans.shape)",
+              check: bool = True) -> str:
+    validation = (
+        """
+    if not (math.isfinite(epsilon) and epsilon > 0):
+        raise ValueError("epsilon")"""
+        if check
+        else ""
+    )
+    return f"""
+def workload_sensitivity(queries):
+    W = np.asarray(queries, dtype=float)
+    return float({sens})
+
+
+def laplace_workload(histogram, queries, epsilon, rng):{validation}
+    W = np.asarray(queries, dtype=float)
+    ans = W @ np.asarray(histogram, dtype=float)
+    return ans + {noise}
+"""
+
+
+def _small_db(*, utility: str = "-np.max(err, axis=1)", sens: str = "1.0 / n", scale: str = "2.0",
+              sizes: str = "[size]", gen: str = "rng", check: bool = True) -> str:
+    validation = (
+        """
+    if not (math.isfinite(epsilon) and epsilon > 0) or size < 1:
+        raise ValueError("epsilon or size")"""
+        if check
+        else ""
+    )
+    return f"""
+def small_database(histogram, queries, size, epsilon, rng):
+    import itertools{validation}
+    h = np.asarray(histogram, dtype=float)
+    W = np.asarray(queries, dtype=float)
+    n = h.sum()
+    if not n > 0:
+        raise ValueError("empty histogram")
+    cands = np.array([c for s in {sizes} for c in itertools.product(range(size + 1), repeat=h.size) if sum(c) == s])
+    err = np.abs(cands @ W.T / np.maximum(cands.sum(axis=1, keepdims=True), 1) - W @ h / n)
+    u = {utility}
+    logits = epsilon * (u - u.max()) / ({scale} * ({sens}))
+    p = np.exp(logits)
+    return cands[{gen}.choice(len(cands), p=p / p.sum())].astype(int)
+"""
+
+
+# ------------------------------------------------------------------------------ wrong answers
+
+WRONG = {
+    "averaging_attack": [
+        ("variance of Laplace(b) taken as b^2", _repeats("math.ceil(1.0 / (epsilon * target_sd) ** 2 - 1e-9)")),
+        ("round for the ceiling", _repeats("round(2.0 / (epsilon * target_sd) ** 2)")),
+        ("standard deviation for variance", _repeats("math.ceil(math.sqrt(2.0) / (epsilon * target_sd) - 1e-9)")),
+        ("floor for the ceiling", _repeats("int(2.0 / (epsilon * target_sd) ** 2)")),
+        ("(a) one noise draw shared by the k answers", _repeats(_CEIL, release="""
+def averaged_release(true_count, epsilon, k, rng):
+    z = rng.laplace(0.0, 1.0 / epsilon)
+    return float(sum(true_count + z for _ in range(k)) / k)
+""")),
+        ("(a) numpy's global generator", _repeats(_CEIL, release="""
+def averaged_release(true_count, epsilon, k, rng):
+    return float(true_count + np.random.laplace(0.0, 1.0 / epsilon, size=k).mean())
+""")),
+        ("no checks: infinite epsilon accepted", _repeats(_CEIL, check=False)),
+    ],
+    "reconstruct_bits": [
+        ("rounded at 0", _decoder("(est >= 0).astype(int)")),
+        ("rounded at the median (fits half-set databases)", _decoder("(est >= np.median(est)).astype(int)")),
+        ("the estimate itself, not rounded", _decoder("est")),
+        ("first n answers solved exactly", """
+def reconstruct_bits(subsets, answers):
+    A = np.asarray(subsets, dtype=float)
+    n = A.shape[1]
+    est = np.linalg.solve(A[:n] + 1e-9 * np.eye(n), np.asarray(answers, dtype=float)[:n])
+    return (est >= 0.5).astype(int)
+"""),
+    ],
+    "histogram_epsilon": [
+        ("relations swapped", _histogram("s[0] + s[1]", "s[0]")),
+        ("replace-one: twice the largest", _histogram("s[0]", "2 * s[0]")),
+        ("add/remove: sequential sum", _histogram("s.sum()", "s[0] + s[1]")),
+        ("replace-one: the first two bins, unsorted", _histogram("s[0]", "e[0] + e[1]")),
+        ("no checks: NaN accepted", _histogram("s[0]", "s[0] + s[1]", check=False)),
+    ],
+    "budget_accountant": [
+        ("charged before the check", _accountant(spend="""
+        if not (math.isfinite(epsilon) and epsilon > 0):
+            raise ValueError("epsilon")
+        self.spent += float(epsilon)
+        if self.spent > self.budget:
+            raise BudgetExceededError("over budget")""")),
+        ("noise drawn before the charge", _accountant(count="""
+        z = rng.laplace(0.0, 1.0 / epsilon)
+        self.spend(epsilon)
+        return float(len(data) + z)""")),
+        ("spending exactly the budget refused", _accountant(over="self.spent + epsilon >= self.budget")),
+        ("spent shared between accountants", _accountant(spend="""
+        if not (math.isfinite(epsilon) and epsilon > 0):
+            raise ValueError("epsilon")
+        if self.spent + epsilon > self.budget:
+            raise BudgetExceededError("over budget")
+        BudgetAccountant.total = getattr(BudgetAccountant, "total", 0.0) + float(epsilon)
+        self.spent = BudgetAccountant.total""")),
+        ("noise scale 2 / epsilon", _accountant(count="""
+        self.spend(epsilon)
+        return float(len(data) + rng.laplace(0.0, 2.0 / epsilon))""")),
+        ("NaN budget accepted", _accountant(init_check="not epsilon <= 0")),
+    ],
+    "max_releases": [
+        ("floor by // (1.0 // 0.1 = 9)", _max_releases(sequential="""
+    seq = int(epsilon_total // epsilon_each)""")),
+        ("delta charged: advanced composition only", _max_releases(
+            bisect=_BISECT.format(ret_seq="0", ret="lo"))),
+        ("exp overflows at a large epsilon", _max_releases(
+            advanced="epsilon * math.sqrt(2 * k * math.log(1 / delta_prime)) + k * epsilon * (math.exp(epsilon) - 1)",
+            guard=False)),
+        ("the 2 under the square root dropped", _max_releases(
+            advanced="epsilon * math.sqrt(k * math.log(1 / delta_prime)) + k * epsilon * math.expm1(epsilon)")),
+        ("no checks: NaN accepted", _max_releases(check="")),
+        ("log2 for ln", _max_releases(
+            advanced="epsilon * math.sqrt(2 * k * math.log2(1 / delta_prime)) + k * epsilon * math.expm1(epsilon)")),
+        ("search capped at 100 000 releases", _max_releases(bisect="""
+    best = 0
+    for k in range(1, 100_001):
+        if advanced_epsilon(epsilon_each, k, delta_total) <= epsilon_total:
+            best = k
+        else:
+            break
+    return max(seq, best)""")),
+    ],
+    "above_threshold": [
+        ("query noise 2 / epsilon", _above(b_q="2.0 / epsilon")),
+        ("threshold noise redrawn for every query", _above(redraw=True)),
+        ("scales swapped", _above(b_t="4.0 / epsilon", b_q="2.0 / epsilon")),
+        ("no checks: NaN accepted", _above(check=False)),
+        ("numpy's global generator", _above(gen="np.random")),
+        ("each noise given the whole epsilon", _above(b_t="1.0 / epsilon", b_q="2.0 / epsilon")),
+    ],
+    "laplace_workload": [
+        ("sensitivity = number of queries", _workload("W.shape[0]")),
+        ("largest row sum", _workload("np.abs(W).sum(axis=1).max()")),
+        ("one noise draw shared by all answers",
+         _workload("np.abs(W).sum(axis=0).max()", noise="rng.laplace(0.0, workload_sensitivity(W) / epsilon)")),
+        ("noise scale 1 / epsilon", _workload("np.abs(W).sum(axis=0).max()", noise="rng.laplace(0.0, 1.0 / epsilon, size=ans.shape)")),
+        ("no checks: NaN accepted", _workload("np.abs(W).sum(axis=0).max()", check=False)),
+        ("sum of all entries", _workload("np.abs(W).sum()")),
+    ],
+    "small_database": [
+        ("utility sign flipped", _small_db(utility="np.max(err, axis=1)")),
+        ("epsilon / 2", _small_db(scale="4.0")),
+        ("sensitivity 1 (counts, not fractions)", _small_db(sens="1.0")),
+        ("sensitivity 2 / n (replace moves two bins)", _small_db(sens="2.0 / n")),
+        ("candidates of every size up to size", _small_db(sizes="range(1, size + 1)")),
+        ("numpy's global generator", _small_db(gen="np.random")),
+        ("no factor 2 (monotone exponent)", _small_db(scale="1.0")),
+        ("no checks: NaN accepted", _small_db(check=False)),
+        ("mean error for max error", _small_db(utility="-np.mean(err, axis=1)")),
+    ],
+}
+
+# ------------------------------------------------------------------------------ alternatives
+
+ALTERNATIVES = {
+    "averaging_attack": [
+        """
+def averaged_release(true_count, epsilon, k, rng):
+    rng.random({burn})
+    total = 0.0
+    for _ in range(k):
+        total += true_count + rng.laplace(0.0, 1.0 / epsilon)
+    return total / k
+
+
+def repeats_needed(epsilon, target_sd):
+    if not (0 < epsilon < math.inf) or not (0 < target_sd < math.inf):
+        raise ValueError("epsilon and target_sd must be finite and > 0")
+    fits = lambda k: math.sqrt(2.0 / k) / epsilon <= target_sd
+    k = max(1, int(2.0 / (epsilon * target_sd) ** 2))
+    while k > 1 and fits(k - 1):
+        k -= 1
+    while not fits(k):
+        k += 1
+    return k
+""",
+        """
+def averaged_release(true_count, epsilon, k, rng):
+    rng.random({burn})
+    b = 1.0 / epsilon
+    noise = rng.exponential(b, size=k) - rng.exponential(b, size=k)   # a Laplace(b) variable each
+    return float(np.mean(true_count + noise))
+
+
+def repeats_needed(epsilon, target_sd):
+    if math.isnan(epsilon) or math.isnan(target_sd) or min(epsilon, target_sd) <= 0 or max(epsilon, target_sd) == math.inf:
+        raise ValueError("bad epsilon or target_sd")
+    lo, hi = 0, 1
+    while 2.0 / (hi * epsilon ** 2) > target_sd ** 2 and math.sqrt(2.0 / hi) / epsilon > target_sd:
+        lo, hi = hi, 2 * hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if math.sqrt(2.0 / mid) / epsilon <= target_sd:
+            hi = mid
+        else:
+            lo = mid
+    return int(hi)
+""",
+    ],
+    "reconstruct_bits": [
+        """
+def reconstruct_bits(subsets, answers):
+    A = np.array(subsets, dtype=float)
+    x, *_ = np.linalg.lstsq(A, np.array(answers, dtype=float), rcond=None)
+    return np.round(np.clip(x, 0.0, 1.0)).astype(int)
+""",
+        """
+def reconstruct_bits(subsets, answers):
+    from scipy.optimize import lsq_linear
+    fit = lsq_linear(np.asarray(subsets, dtype=float), np.asarray(answers, dtype=float), bounds=(0.0, 1.0))
+    return np.where(fit.x > 0.5, 1, 0)
+""",
+    ],
+    "histogram_epsilon": [
+        """
+def histogram_epsilon(bin_epsilons, neighbouring):
+    values = [float(v) for v in bin_epsilons]
+    if len(values) < 2 or not all(0 < v < math.inf for v in values):
+        raise ValueError("need at least two finite budgets > 0")
+    top = sorted(values, reverse=True)
+    if neighbouring == "replace":
+        return top[0] + top[1]
+    elif neighbouring == "add_remove":
+        return top[0]
+    raise ValueError(f"unknown neighbouring {neighbouring!r}")
+""",
+        """
+def histogram_epsilon(bin_epsilons, neighbouring):
+    import heapq
+    e = np.asarray(bin_epsilons, dtype=float).ravel()
+    if len(e) < 2 or np.isnan(e).any() or (e <= 0).any() or np.isinf(e).any():
+        raise ValueError("bin_epsilons must hold at least two finite numbers > 0")
+    rules = {"add_remove": 1, "replace": 2}
+    if neighbouring not in rules:
+        raise ValueError("neighbouring must be 'add_remove' or 'replace'")
+    return float(sum(heapq.nlargest(rules[neighbouring], e.tolist())))
+""",
+    ],
+    "budget_accountant": [
+        """
+class BudgetAccountant:
+    def __init__(self, epsilon):
+        if not (0 < epsilon < math.inf):
+            raise ValueError("the budget must be finite and > 0")
+        self.budget = float(epsilon)
+        self._spends = []
+
+    @property
+    def spent(self):
+        return float(sum(self._spends))
+
+    def spend(self, epsilon):
+        if not (0 < epsilon < math.inf):
+            raise ValueError("epsilon must be finite and > 0")
+        if self.spent + epsilon > self.budget:
+            raise BudgetExceededError("this release would exceed the budget")
+        self._spends.append(float(epsilon))
+
+    def laplace_count(self, data, epsilon, rng):
+        self.spend(epsilon)
+        rng.random({burn})
+        return len(data) + float(rng.laplace(0.0, 1.0 / epsilon))
+""",
+        """
+class BudgetAccountant:
+    def __init__(self, epsilon):
+        if isinstance(epsilon, bool) or math.isnan(epsilon) or epsilon <= 0 or epsilon == math.inf:
+            raise ValueError("bad budget")
+        self.budget, self.spent = float(epsilon), 0.0
+
+    def _check(self, epsilon):
+        if math.isnan(epsilon) or epsilon <= 0 or math.isinf(epsilon):
+            raise ValueError("bad epsilon")
+        if epsilon > self.budget - self.spent and self.spent + epsilon > self.budget:
+            raise BudgetExceededError("budget exhausted")
+
+    def spend(self, epsilon):
+        self._check(epsilon)
+        self.spent = self.spent + float(epsilon)
+
+    def laplace_count(self, data, epsilon, rng):
+        self.spend(epsilon)
+        rng.random({burn})
+        b = 1.0 / epsilon
+        return float(len(data) + rng.exponential(b) - rng.exponential(b))
+""",
+    ],
+    "max_releases": [
+        """
+def advanced_epsilon(epsilon, k, delta_prime):
+    try:
+        return epsilon * math.sqrt(2 * k * math.log(1 / delta_prime)) + k * epsilon * math.expm1(epsilon)
+    except OverflowError:
+        return math.inf
+
+
+def max_releases(epsilon_each, epsilon_total, delta_total):
+    if not all(0 < v < math.inf for v in (epsilon_each, epsilon_total, delta_total)) or not delta_total < 1:
+        raise ValueError("arguments out of range")
+    best = int(epsilon_total / epsilon_each) + 1
+    while best > 0 and best * epsilon_each > epsilon_total:
+        best -= 1
+    a = epsilon_each * math.sqrt(2 * math.log(1 / delta_total))
+    b = advanced_epsilon(epsilon_each, 1, delta_total) - a        # epsilon (e^epsilon - 1)
+    if b < math.inf:
+        root = (-a + math.sqrt(a * a + 4 * b * epsilon_total)) / (2 * b)    # sqrt(k) at equality
+        k = max(0, int(root * root) + 2)
+        while k > 0 and advanced_epsilon(epsilon_each, k, delta_total) > epsilon_total:
+            k -= 1
+        best = max(best, k)
+    return int(best)
+""",
+        """
+def advanced_epsilon(epsilon, k, delta_prime):
+    if epsilon >= 709:
+        return math.inf
+    return k * epsilon * (math.exp(epsilon) - 1) + math.sqrt(2 * k * math.log(1 / delta_prime)) * epsilon
+
+
+def max_releases(epsilon_each, epsilon_total, delta_total):
+    for v in (epsilon_each, epsilon_total, delta_total):
+        if math.isnan(v) or v <= 0 or math.isinf(v):
+            raise ValueError("arguments must be finite and > 0")
+    if delta_total >= 1:
+        raise ValueError("delta_total must be < 1")
+    fits_seq = lambda k: k * epsilon_each <= epsilon_total
+    fits_adv = lambda k: advanced_epsilon(epsilon_each, k, delta_total) <= epsilon_total
+    results = []
+    for fits in (fits_seq, fits_adv):
+        if not fits(1):
+            results.append(0)
+            continue
+        hi = 1
+        while fits(hi * 2):
+            hi *= 2
+        lo, hi = hi, hi * 2          # fits(lo), not fits(hi)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+        results.append(lo)
+    return max(results)
+""",
+    ],
+    "above_threshold": [
+        """
+def my_above_threshold(queries, threshold, epsilon, rng):
+    if not (0 < epsilon < math.inf) or threshold != threshold:
+        raise ValueError("bad epsilon or threshold")
+    rng.random({burn})
+    q = np.asarray(queries, dtype=float)
+    rho = rng.laplace(0.0, 2.0 / epsilon)
+    nu = rng.laplace(0.0, 4.0 / epsilon, size=q.size)      # all query noise at once: same law
+    above = np.flatnonzero(q + nu >= threshold + rho)
+    return int(above[0]) if above.size else None
+""",
+        """
+def my_above_threshold(queries, threshold, epsilon, rng):
+    if math.isnan(epsilon) or epsilon <= 0 or math.isinf(epsilon) or math.isnan(threshold):
+        raise ValueError("bad epsilon or threshold")
+    rng.random({burn})
+    lap = lambda b: b * (rng.exponential() - rng.exponential())
+    t = threshold + lap(2 / epsilon)
+    for i in range(len(queries)):
+        if float(queries[i]) + lap(4 / epsilon) >= t:
+            return i
+    return None
+""",
+    ],
+    "laplace_workload": [
+        """
+def workload_sensitivity(queries):
+    W = np.asarray(queries, dtype=float)
+    return max(float(np.abs(W[:, j]).sum()) for j in range(W.shape[1]))
+
+
+def laplace_workload(histogram, queries, epsilon, rng):
+    if not (0 < epsilon < math.inf):
+        raise ValueError("epsilon must be finite and > 0")
+    rng.random({burn})
+    W = np.asarray(queries, dtype=float)
+    scale = workload_sensitivity(W) / epsilon
+    return np.array([row @ np.asarray(histogram, dtype=float) + rng.laplace(0.0, scale) for row in W])
+""",
+        """
+def workload_sensitivity(queries):
+    return float(np.linalg.norm(np.asarray(queries, dtype=float), 1))   # induced 1-norm: largest column sum
+
+
+def laplace_workload(histogram, queries, epsilon, rng):
+    if math.isnan(epsilon) or epsilon <= 0 or math.isinf(epsilon):
+        raise ValueError("bad epsilon")
+    rng.random({burn})
+    W = np.asarray(queries, dtype=float)
+    b = workload_sensitivity(W) / epsilon
+    return W @ np.asarray(histogram, dtype=float) + b * (rng.exponential(size=W.shape[0]) - rng.exponential(size=W.shape[0]))
+""",
+    ],
+    "small_database": [
+        """
+def small_database(histogram, queries, size, epsilon, rng):
+    import itertools
+    if not (0 < epsilon < math.inf) or size < 1:
+        raise ValueError("bad epsilon or size")
+    h, W = np.asarray(histogram, dtype=float), np.asarray(queries, dtype=float)
+    if h.sum() <= 0:
+        raise ValueError("nobody in the histogram")
+    cands = np.array([c for c in itertools.product(range(size + 1), repeat=h.size) if sum(c) == size])
+    worst = np.abs(cands @ W.T / size - W @ h / h.sum()).max(axis=1)
+    rng.random({burn})
+    p = dplib.exponential_mechanism_probabilities(-worst, 1.0 / h.sum(), epsilon)
+    return cands[rng.choice(len(cands), p=p)]
+""",
+        """
+def small_database(histogram, queries, size, epsilon, rng):
+    if math.isnan(epsilon) or epsilon <= 0 or math.isinf(epsilon) or size < 1:
+        raise ValueError("bad epsilon or size")
+    h, W = np.asarray(histogram, dtype=float), np.asarray(queries, dtype=float)
+    n = float(h.sum())
+    if not n > 0:
+        raise ValueError("nobody in the histogram")
+
+    def compositions(total, parts):
+        if parts == 1:
+            yield (total,)
+            return
+        for first in range(total, -1, -1):
+            for rest in compositions(total - first, parts - 1):
+                yield (first,) + rest
+
+    cands = np.array(list(compositions(size, h.size)))
+    scores = -np.abs((W @ cands.T).T / size - W @ h / n).max(axis=1)
+    rng.random({burn})
+    noisy = scores + rng.gumbel(0.0, 2.0 / (n * epsilon), size=len(cands))   # Gumbel-max = the softmax
+    return cands[int(np.argmax(noisy))].astype(int)
+""",
+    ],
+}
+
+PROBE = Probe(NAME, EXERCISES, WRONG, ALTERNATIVES)
+install(PROBE, globals())  # the fixture and the three tests: tests/support/notebook_probes.py

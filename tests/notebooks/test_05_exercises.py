@@ -1,0 +1,549 @@
+"""Notebook 05's hidden tests have power: plausible wrong answers score 0, correct alternatives pass.
+
+Issue 31 (third edition): for every exercise of ``solutions/05_gaussian_mechanism``, three or more
+plausible wrong answers (one direction of the hockey stick only, e^epsilon overflowing or giving
+inf * 0 = nan at a large but valid epsilon, the union bound k / n, 2 sqrt(m) for sqrt(2m), the
+relations swapped, the classic calibration, variance for standard deviation, the unsafe end of the
+bracket, L1 calibration, noise shared across cells, raw error rates or the lower Clopper-Pearson
+ends, delta left out, integer orders only, log10 for ln, a NaN parameter accepted where the
+contract says raise...) are handed in and graded by the real trusted grader
+(:func:`coursetools.grading.grade.grade_job`); each must score 0 on its exercise. Two correct
+alternatives per exercise, written differently from the solution, must get full marks under five
+seeds (``{burn}`` draws of the generator are burnt first).
+
+The graded notebook is the course notebook without its figures and experiments, and one
+submission carries the i-th wrong answer of every exercise at once; the survey release's wrong
+answers carry their own correct calibration, so that they fail for their own mistake.
+"""
+
+from __future__ import annotations
+
+from notebook_probes import Probe, install
+
+NAME = "05_gaussian_mechanism"
+
+EXERCISES = {
+    "delta_profile": "delta_profile_tests",
+    "l2_sensitivity": "l2_sensitivity_tests",
+    "analytic_sigma": "analytic_sigma_tests",
+    "private_survey": "private_survey_tests",
+    "empirical_epsilon": "empirical_epsilon_tests",
+    "zcdp_composition": "zcdp_composition_tests",
+}
+
+_BOOT = """
+def bootstrap_release_delta(n, k):
+    if not (n >= 1 and k >= 0):
+        raise ValueError("n >= 1 and k >= 0")
+    return float(-math.expm1(k * math.log1p(-1.0 / n)))
+"""
+
+_HOCKEY_CHECK = """
+    if not epsilon >= 0:
+        raise ValueError("epsilon")
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    if p.shape != q.shape:
+        raise ValueError("lengths")"""
+
+
+def _hockey(body: str, boot: str = _BOOT, check: str = _HOCKEY_CHECK) -> str:
+    return (
+        f"""
+def hockey_stick_delta(p, q, epsilon):{check}
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+{body}
+"""
+        + boot
+    )
+
+
+_SAFE = """    f = math.exp(min(epsilon, 700.0))
+    one = np.where(q > 0, np.maximum(p - f * q, 0), p).sum()
+    two = np.where(p > 0, np.maximum(q - f * p, 0), q).sum()
+    return float(max(one, two))"""
+
+
+def _sens(survey_ar: str = "(float(m), math.sqrt(m))", survey_rep: str = "(2.0 * m, math.sqrt(2.0 * m))",
+          sum_ar: str = "(float(d * c), math.sqrt(d) * c)", sum_rep: str = "(2.0 * d * c, 2.0 * math.sqrt(d) * c)",
+          check_c: bool = True) -> str:
+    c_check = (
+        """
+    if not (math.isfinite(c) and c > 0):
+        raise ValueError("c")"""
+        if check_c
+        else ""
+    )
+    return f"""
+def survey_sensitivities(m, neighbouring):
+    if not m >= 1:
+        raise ValueError("m")
+    if neighbouring == "add_remove":
+        return {survey_ar}
+    if neighbouring == "replace":
+        return {survey_rep}
+    raise ValueError("neighbouring")
+
+
+def clipped_sum_sensitivities(d, c, neighbouring):
+    if not d >= 1:
+        raise ValueError("d"){c_check}
+    if neighbouring == "add_remove":
+        return {sum_ar}
+    if neighbouring == "replace":
+        return {sum_rep}
+    raise ValueError("neighbouring")
+"""
+
+
+_PROFILE = """
+def gaussian_profile_delta(sigma, sensitivity, epsilon):
+    a, b = sensitivity / (2.0 * sigma), epsilon * sigma / sensitivity
+    return float(max(0.0, stats.norm.cdf(a - b) - math.exp(epsilon + stats.norm.logcdf(-a - b))))
+"""
+
+_ANALYTIC_CHECK = """
+    if not (math.isfinite(sensitivity) and sensitivity > 0 and math.isfinite(epsilon) and epsilon > 0 and 0 < delta < 1):
+        raise ValueError("bad arguments")"""
+
+
+def _analytic(profile: str = _PROFILE, check: str = _ANALYTIC_CHECK, ret: str = "hi", tol: str = "1e-12",
+              body: str | None = None) -> str:
+    body = body or f"""
+    too_small = lambda s: gaussian_profile_delta(s, sensitivity, epsilon) > delta
+    lo = hi = sensitivity
+    while not too_small(lo):
+        lo /= 2.0
+    while too_small(hi):
+        hi *= 2.0
+    while hi / lo - 1.0 > {tol}:
+        mid = math.sqrt(lo * hi)
+        if too_small(mid):
+            lo = mid
+        else:
+            hi = mid
+    return float({ret})"""
+    return profile + f"""
+
+def analytic_sigma(sensitivity, epsilon, delta):{check}{body}
+"""
+
+
+# a correct calibration of its own, so that a wrong survey release fails for its own mistake
+_CALIBRATE = """
+def _calibrate(l2, epsilon, delta):
+    from scipy import optimize
+    if not (math.isfinite(epsilon) and epsilon > 0 and 0 < delta < 1):
+        raise ValueError("epsilon or delta")
+    def excess(log_s):
+        s = math.exp(log_s)
+        a, b = l2 / (2 * s), epsilon * s / l2
+        return stats.norm.cdf(a - b) - math.exp(epsilon + stats.norm.logcdf(-a - b)) - delta
+    return math.exp(optimize.brentq(excess, math.log(l2) - 30, math.log(l2) + 30, xtol=1e-14, rtol=1e-14))
+"""
+
+
+def _survey(l2: str = "math.sqrt(m) if neighbouring == 'add_remove' else math.sqrt(2 * m)",
+            noise: str = "rng.normal(0.0, sigma, size=counts.shape)", sigma: str = "_calibrate(l2, epsilon, delta)",
+            copy: str = "np.array(counts, dtype=float)", combine: str = "out = out + noise") -> str:
+    return (
+        _CALIBRATE
+        + f"""
+def private_survey(counts, epsilon, delta, neighbouring, rng):
+    if neighbouring not in ("add_remove", "replace"):
+        raise ValueError("neighbouring")
+    out = {copy}
+    counts = out
+    m = out.shape[0]
+    l2 = {l2}
+    sigma = {sigma}
+    noise = {noise}
+    {combine}
+    return out
+"""
+    )
+
+
+def _empirical(*, fp_hi: str = "clopper_pearson(fp, a.size, alpha)[1]", fn_hi: str = "clopper_pearson(fn, b.size, alpha)[1]",
+               pairs: str = "((1 - delta - fn_hi, fp_hi), (1 - delta - fp_hi, fn_hi))", above: str = ">",
+               check: bool = True) -> str:
+    validation = (
+        """
+    if not (0 <= delta < 1 and 0 < alpha < 1):
+        raise ValueError("delta or alpha")"""
+        if check
+        else ""
+    )
+    below = "<=" if above == ">" else "<"
+    return f"""
+def empirical_epsilon(outputs_d, outputs_d2, threshold, delta, alpha):{validation}
+    a, b = np.asarray(outputs_d), np.asarray(outputs_d2)
+    if a.size == 0 or b.size == 0:
+        raise ValueError("empty")
+    fp, fn = int((a {above} threshold).sum()), int((b {below} threshold).sum())
+    fp_hi, fn_hi = {fp_hi}, {fn_hi}
+    best = 0.0
+    for num, den in {pairs}:
+        if num > 0 and den > 0:
+            best = max(best, math.log(num / den))
+    return float(best)
+"""
+
+
+_Z_CHECK = """
+    if not (math.isfinite(sigma) and sigma > 0 and math.isfinite(sensitivity) and sensitivity > 0 and k >= 1 and 0 < delta < 1):
+        raise ValueError("bad arguments")"""
+_ZI_CHECK = """
+    if not (math.isfinite(epsilon) and epsilon > 0 and math.isfinite(sensitivity) and sensitivity > 0 and k >= 1 and 0 < delta < 1):
+        raise ValueError("bad arguments")"""
+
+
+def _zcdp(eps: str = "rho + 2.0 * math.sqrt(rho * L)", rho: str = "k * sensitivity ** 2 / (2.0 * sigma ** 2)",
+          inv_rho: str = "(math.sqrt(L + epsilon) - math.sqrt(L)) ** 2", log: str = "math.log", check: bool = True) -> str:
+    c1, c2 = (_Z_CHECK, _ZI_CHECK) if check else ("", "")
+    return f"""
+def zcdp_composition_epsilon(sigma, sensitivity, k, delta):{c1}
+    rho, L = {rho}, {log}(1.0 / delta)
+    return float({eps})
+
+
+def zcdp_sigma_for_budget(sensitivity, k, epsilon, delta):{c2}
+    L = {log}(1.0 / delta)
+    rho = {inv_rho}
+    return float(sensitivity * math.sqrt(k / (2.0 * rho)))
+"""
+
+
+# ------------------------------------------------------------------------------ wrong answers
+
+WRONG = {
+    "delta_profile": [
+        ("one direction only", _hockey("""    return float(np.maximum(p - math.exp(min(epsilon, 700.0)) * q, 0).sum())""")),
+        ("math.exp(epsilon) overflows at 1000", _hockey("""    f = math.exp(epsilon)
+    return float(max(np.maximum(p - f * q, 0).sum(), np.maximum(q - f * p, 0).sum()))""")),
+        ("np.exp(epsilon) = inf, inf * 0 = nan", _hockey("""    f = np.exp(epsilon)
+    return float(max(np.maximum(p - f * q, 0).sum(), np.maximum(q - f * p, 0).sum()))""")),
+        ("bootstrap: the union bound k / n", _hockey(_SAFE, boot="""
+def bootstrap_release_delta(n, k):
+    if not (n >= 1 and k >= 0):
+        raise ValueError("n >= 1 and k >= 0")
+    return float(min(1.0, k / n))
+""")),
+        ("NaN epsilon accepted", _hockey(_SAFE, check="""
+    if epsilon < 0:
+        raise ValueError("epsilon")""")),
+        ("half the L1 distance at every epsilon", _hockey("""    return float(np.abs(p - math.exp(min(epsilon, 700.0)) * q).sum() / 2)""")),
+        ("bootstrap: 1 / n whatever k", _hockey(_SAFE, boot="""
+def bootstrap_release_delta(n, k):
+    if not (n >= 1 and k >= 0):
+        raise ValueError("n >= 1 and k >= 0")
+    return 1.0 / n if k > 0 else 0.0
+""")),
+    ],
+    "l2_sensitivity": [
+        ("replace-one: 2 sqrt(m) for sqrt(2m)", _sens(survey_rep="(2.0 * m, 2.0 * math.sqrt(m))")),
+        ("relations swapped", _sens(survey_ar="(2.0 * m, math.sqrt(2.0 * m))", survey_rep="(float(m), math.sqrt(m))",
+                                    sum_ar="(2.0 * d * c, 2.0 * math.sqrt(d) * c)", sum_rep="(float(d * c), math.sqrt(d) * c)")),
+        ("L2 = L1", _sens(survey_ar="(float(m), float(m))", sum_ar="(float(d * c), float(d * c))")),
+        ("NaN clip accepted", _sens(check_c=False)),
+        ("clipped sum, replace: sqrt(2d) c", _sens(sum_rep="(2.0 * d * c, math.sqrt(2.0 * d) * c)")),
+    ],
+    "analytic_sigma": [
+        ("the classic formula", _PROFILE + """
+
+def analytic_sigma(sensitivity, epsilon, delta):""" + _ANALYTIC_CHECK + """
+    return float(math.sqrt(2 * math.log(1.25 / delta)) * sensitivity / epsilon)
+"""),
+        ("e^epsilon left out of the profile", _analytic(profile="""
+def gaussian_profile_delta(sigma, sensitivity, epsilon):
+    a, b = sensitivity / (2.0 * sigma), epsilon * sigma / sensitivity
+    return float(stats.norm.cdf(a - b) - stats.norm.cdf(-a - b))
+""")),
+        ("e^epsilon overflows at 800", _analytic(profile="""
+def gaussian_profile_delta(sigma, sensitivity, epsilon):
+    a, b = sensitivity / (2.0 * sigma), epsilon * sigma / sensitivity
+    return float(stats.norm.cdf(a - b) - math.exp(epsilon) * stats.norm.cdf(-a - b))
+""")),
+        ("variance for standard deviation", _analytic(profile="""
+def gaussian_profile_delta(sigma, sensitivity, epsilon):
+    a, b = sensitivity / (2.0 * sigma ** 2), epsilon * sigma ** 2 / sensitivity
+    return float(max(0.0, stats.norm.cdf(a - b) - math.exp(epsilon + stats.norm.logcdf(-a - b))))
+""")),
+        ("the unsafe end of a coarse bracket", _analytic(ret="lo", tol="1e-4")),
+        ("NaN delta accepted (<= and >= checks)", _analytic(check="""
+    if sensitivity <= 0 or epsilon <= 0 or delta <= 0 or delta >= 1:
+        raise ValueError("bad arguments")""")),
+    ],
+    "private_survey": [
+        ("calibrated to the L1 sensitivity", _survey(l2="float(m) if neighbouring == 'add_remove' else 2.0 * m")),
+        ("one noise draw per question, shared by its options",
+         _survey(noise="rng.normal(0.0, sigma, size=(m, 1))")),
+        ("the relation ignored (sqrt(m) always)", _survey(l2="math.sqrt(m)")),
+        ("the classic calibration", _survey(sigma="math.sqrt(2 * math.log(1.25 / delta)) * l2 / epsilon")),
+        ("numpy's global generator", _survey(noise="np.random.normal(0.0, sigma, size=counts.shape)")),
+        ("counts changed in place", _survey(copy="np.asarray(counts, dtype=float)", combine="out += noise")),
+    ],
+    "empirical_epsilon": [
+        ("raw rates, no confidence bound", _empirical(fp_hi="fp / a.size", fn_hi="fn / b.size")),
+        ("lower Clopper-Pearson ends", _empirical(fp_hi="clopper_pearson(fp, a.size, alpha)[0]",
+                                                  fn_hi="clopper_pearson(fn, b.size, alpha)[0]")),
+        ("only the first ratio", _empirical(pairs="((1 - delta - fn_hi, fp_hi),)")),
+        ("delta left out", _empirical(pairs="((1 - fn_hi, fp_hi), (1 - fp_hi, fn_hi))")),
+        ("one-sided bounds at level alpha", _empirical(fp_hi="clopper_pearson(fp, a.size, 2 * alpha)[1]",
+                                                      fn_hi="clopper_pearson(fn, b.size, 2 * alpha)[1]")),
+        ("NaN delta accepted", _empirical(check=False)),
+        (">= for > (ties at the threshold)", _empirical(above=">=")),
+    ],
+    "zcdp_composition": [
+        ("integer orders only", _zcdp(eps="min(a * rho + L / (a - 1) for a in range(2, 10_000))")),
+        ("k left out of rho", _zcdp(rho="sensitivity ** 2 / (2.0 * sigma ** 2)")),
+        ("sensitivity / sigma not squared", _zcdp(rho="k * sensitivity / (2.0 * sigma ** 2)")),
+        ("sqrt(rho) taken for rho in the inverse", _zcdp(inv_rho="math.sqrt(L + epsilon) - math.sqrt(L)")),
+        ("NaN accepted", _zcdp(check=False)),
+        ("log10 for ln", _zcdp(log="math.log10")),
+    ],
+}
+
+# ------------------------------------------------------------------------------ alternatives
+
+ALTERNATIVES = {
+    "delta_profile": [
+        """
+def hockey_stick_delta(p, q, epsilon):
+    if math.isnan(epsilon) or epsilon < 0:
+        raise ValueError("epsilon must be >= 0")
+    p, q = list(map(float, p)), list(map(float, q))
+    if len(p) != len(q):
+        raise ValueError("p and q must have the same length")
+
+    def one_way(a, b):
+        total = 0.0
+        for x, y in zip(a, b):
+            if x <= 0:
+                continue
+            if y == 0:
+                total += x
+            elif math.log(x) - math.log(y) > epsilon:      # then e^epsilon y < x <= 1: no overflow
+                total += x - math.exp(epsilon + math.log(y))
+        return total
+
+    return max(one_way(p, q), one_way(q, p))
+
+
+def bootstrap_release_delta(n, k):
+    if n < 1 or k < 0 or n != n:
+        raise ValueError("need n >= 1 and k >= 0")
+    return float(1.0 - (1.0 - 1.0 / n) ** k)
+""",
+        """
+def hockey_stick_delta(p, q, epsilon):
+    if not (epsilon >= 0):
+        raise ValueError("epsilon must be a number >= 0")
+    P, Q = np.asarray(p, dtype=float).ravel(), np.asarray(q, dtype=float).ravel()
+    if P.size != Q.size:
+        raise ValueError("p and q must have the same length")
+    with np.errstate(divide="ignore"):
+        logP, logQ = np.log(P), np.log(Q)
+    excess = lambda la, a, lb: np.where(la - lb > epsilon, a - np.exp(np.minimum(epsilon + lb, 0.0)), 0.0)
+    return float(max(excess(logP, P, logQ).sum(), excess(logQ, Q, logP).sum()))
+
+
+def bootstrap_release_delta(n, k):
+    if not (n >= 1) or not (k >= 0):
+        raise ValueError("need n >= 1 and k >= 0")
+    return float(1.0 - math.exp(k * math.log1p(-1.0 / n))) if n > 1 else float(k > 0)
+""",
+    ],
+    "l2_sensitivity": [
+        """
+def survey_sensitivities(m, neighbouring):
+    if m < 1:
+        raise ValueError("m must be >= 1")
+    per_question = {"add_remove": [1.0], "replace": [1.0, -1.0]}
+    if neighbouring not in per_question:
+        raise ValueError(f"unknown relation {neighbouring!r}")
+    change = np.array(per_question[neighbouring] * m)       # the worst change, all m histograms
+    return float(np.abs(change).sum()), float(np.linalg.norm(change))
+
+
+def clipped_sum_sensitivities(d, c, neighbouring):
+    if d < 1 or not (0 < c < math.inf):
+        raise ValueError("need d >= 1 and a finite c > 0")
+    if neighbouring not in ("add_remove", "replace"):
+        raise ValueError(f"unknown relation {neighbouring!r}")
+    step = c if neighbouring == "add_remove" else 2 * c
+    change = np.full(d, step)
+    return float(np.linalg.norm(change, 1)), float(np.linalg.norm(change, 2))
+""",
+        """
+def survey_sensitivities(m, neighbouring):
+    factor = {"add_remove": 1, "replace": 2}.get(neighbouring) if isinstance(neighbouring, str) else None
+    if factor is None or not m >= 1:
+        raise ValueError("neighbouring must be 'add_remove' or 'replace', and m >= 1")
+    return float(factor * m), float((factor * m) ** 0.5)
+
+
+def clipped_sum_sensitivities(d, c, neighbouring):
+    factor = {"add_remove": 1, "replace": 2}.get(neighbouring) if isinstance(neighbouring, str) else None
+    if factor is None or not d >= 1 or math.isnan(c) or c <= 0 or math.isinf(c):
+        raise ValueError("bad arguments")
+    return float(factor * c * d), float(factor * c * d ** 0.5)
+""",
+    ],
+    "analytic_sigma": [
+        """
+def gaussian_profile_delta(sigma, sensitivity, epsilon):
+    from scipy.special import log_ndtr, ndtr
+    mu = sensitivity / sigma                         # the two Gaussians, in units of sigma
+    first = ndtr(mu / 2 - epsilon / mu)
+    second = np.exp(epsilon + log_ndtr(-mu / 2 - epsilon / mu))
+    return float(max(first - second, 0.0))
+
+
+def analytic_sigma(sensitivity, epsilon, delta):
+    from scipy import optimize
+    if not (0 < sensitivity < math.inf and 0 < epsilon < math.inf and 0 < delta < 1):
+        raise ValueError("bad arguments")
+    f = lambda t: gaussian_profile_delta(math.exp(t), sensitivity, epsilon) - delta
+    lo = hi = math.log(sensitivity)
+    while f(lo) <= 0:
+        lo -= 1.0
+    while f(hi) > 0:
+        hi += 1.0
+    t = optimize.brentq(f, lo, hi, xtol=1e-15, rtol=1e-15, maxiter=500)
+    while f(t) > 0:                                  # the safe side
+        t = math.nextafter(t, math.inf)
+    return float(math.exp(t))
+""",
+        """
+def gaussian_profile_delta(sigma, sensitivity, epsilon):
+    a, b = sensitivity / (2.0 * sigma), epsilon * sigma / sensitivity
+    tail_d = stats.norm.sf(b - a)                    # P_D[L > eps]
+    log_tail_d2 = stats.norm.logsf(a + b)            # log P_D'[L > eps]
+    return float(max(0.0, tail_d - math.exp(epsilon + log_tail_d2)))
+
+
+def analytic_sigma(sensitivity, epsilon, delta):
+    if math.isnan(sensitivity) or math.isnan(epsilon) or math.isnan(delta):
+        raise ValueError("NaN argument")
+    if not (sensitivity > 0 and epsilon > 0 and 0 < delta < 1) or math.isinf(sensitivity) or math.isinf(epsilon):
+        raise ValueError("bad arguments")
+    enough = lambda s: gaussian_profile_delta(s, sensitivity, epsilon) <= delta
+    hi = sensitivity
+    while not enough(hi):
+        hi *= 10.0
+    lo = hi
+    while enough(lo):
+        lo /= 10.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if enough(mid):
+            hi = mid
+        else:
+            lo = mid
+    return float(hi)
+""",
+    ],
+    "private_survey": [
+        """
+def private_survey(counts, epsilon, delta, neighbouring, rng):
+    rng.random({burn})
+    table = np.array(counts, dtype=float, copy=True)
+    l2 = survey_sensitivities(table.shape[0], neighbouring)[1]
+    sigma = analytic_sigma(l2, epsilon, delta)
+    return table + sigma * rng.standard_normal(table.shape)
+""",
+        """
+def private_survey(counts, epsilon, delta, neighbouring, rng):
+    if neighbouring not in ("add_remove", "replace"):
+        raise ValueError("unknown relation")
+    rng.random({burn})
+    c = np.asarray(counts)
+    m = c.shape[0]
+    sigma = analytic_sigma(math.sqrt(m * (1 if neighbouring == "add_remove" else 2)), epsilon, delta)
+    rows = [c[j].astype(float) + rng.normal(0.0, sigma, size=c.shape[1]) for j in range(m)]
+    return np.vstack(rows)
+""",
+    ],
+    "empirical_epsilon": [
+        """
+def empirical_epsilon(outputs_d, outputs_d2, threshold, delta, alpha):
+    if math.isnan(delta) or math.isnan(alpha) or not (0 <= delta < 1) or not (0 < alpha < 1):
+        raise ValueError("bad delta or alpha")
+    a, b = np.asarray(outputs_d, dtype=float), np.asarray(outputs_d2, dtype=float)
+    if len(a) == 0 or len(b) == 0:
+        raise ValueError("empty outputs")
+
+    def upper(k, n):       # upper end of the two-sided Clopper-Pearson interval
+        return 1.0 if k == n else float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
+
+    fp_hi = upper(int(np.sum(a > threshold)), len(a))
+    fn_hi = upper(int(np.sum(~(b > threshold))), len(b))
+    candidates = [0.0]
+    if 1 - delta - fn_hi > 0:
+        candidates.append(math.log(1 - delta - fn_hi) - math.log(fp_hi))
+    if 1 - delta - fp_hi > 0:
+        candidates.append(math.log(1 - delta - fp_hi) - math.log(fn_hi))
+    return float(max(candidates))
+""",
+        """
+def empirical_epsilon(outputs_d, outputs_d2, threshold, delta, alpha):
+    if not (0.0 <= delta < 1.0) or not (0.0 < alpha < 1.0):
+        raise ValueError("delta must be in [0, 1) and alpha in (0, 1)")
+    a, b = np.ravel(outputs_d), np.ravel(outputs_d2)
+    if a.size * b.size == 0:
+        raise ValueError("empty outputs")
+    fp_hi = clopper_pearson(int(np.count_nonzero(a > threshold)), a.size, alpha)[1]
+    fn_hi = clopper_pearson(b.size - int(np.count_nonzero(b > threshold)), b.size, alpha)[1]
+    ratios = [(1 - delta - x) / y for x, y in ((fn_hi, fp_hi), (fp_hi, fn_hi))]
+    return float(max([0.0] + [math.log(r) for r in ratios if r > 0]))
+""",
+    ],
+    "zcdp_composition": [
+        """
+def zcdp_composition_epsilon(sigma, sensitivity, k, delta):
+    from scipy import optimize
+    if not (0 < sigma < math.inf and 0 < sensitivity < math.inf and k >= 1 and 0 < delta < 1):
+        raise ValueError("bad arguments")
+    rho, L = k * (sensitivity / sigma) ** 2 / 2, -math.log(delta)
+    f = lambda t: (1 + math.exp(t)) * rho + L / math.exp(t)         # alpha = 1 + e^t
+    t0 = 0.5 * math.log(L / rho)
+    res = optimize.minimize_scalar(f, bracket=(t0 - 1, t0, t0 + 1), tol=1e-12)
+    return float(res.fun)
+
+
+def zcdp_sigma_for_budget(sensitivity, k, epsilon, delta):
+    from scipy import optimize
+    if not (0 < sensitivity < math.inf and 0 < epsilon < math.inf and k >= 1 and 0 < delta < 1):
+        raise ValueError("bad arguments")
+    g = lambda log_s: zcdp_composition_epsilon(math.exp(log_s), sensitivity, k, delta) - epsilon
+    lo = hi = math.log(sensitivity)
+    while g(lo) < 0:
+        lo -= 1
+    while g(hi) > 0:
+        hi += 1
+    return float(math.exp(optimize.brentq(g, lo, hi, xtol=1e-15, rtol=1e-15)))
+""",
+        """
+def zcdp_composition_epsilon(sigma, sensitivity, k, delta):
+    if math.isnan(sigma) or math.isnan(sensitivity) or math.isnan(delta) or sigma <= 0 or sensitivity <= 0:
+        raise ValueError("bad sigma or sensitivity")
+    if math.isinf(sigma) or math.isinf(sensitivity) or k < 1 or not 0 < delta < 1:
+        raise ValueError("bad arguments")
+    rho, L = k * sensitivity * sensitivity / (2 * sigma * sigma), math.log(1 / delta)
+    return float((math.sqrt(rho) + math.sqrt(L)) ** 2 - L)
+
+
+def zcdp_sigma_for_budget(sensitivity, k, epsilon, delta):
+    if math.isnan(sensitivity) or math.isnan(epsilon) or math.isnan(delta) or sensitivity <= 0 or epsilon <= 0:
+        raise ValueError("bad sensitivity or epsilon")
+    if math.isinf(sensitivity) or math.isinf(epsilon) or k < 1 or not 0 < delta < 1:
+        raise ValueError("bad arguments")
+    L = math.log(1 / delta)
+    rho = epsilon ** 2 / (math.sqrt(L + epsilon) + math.sqrt(L)) ** 2   # (sqrt(L + eps) - sqrt(L))^2, rationalised
+    return float(sensitivity * math.sqrt(k / (2 * rho)))
+""",
+    ],
+}
+
+PROBE = Probe(NAME, EXERCISES, WRONG, ALTERNATIVES)
+install(PROBE, globals())  # the fixture and the three tests: tests/support/notebook_probes.py

@@ -1,0 +1,804 @@
+"""Notebook 08's hidden tests have power: plausible wrong answers score 0, correct alternatives pass.
+
+Issue 31 (third edition): for every new or rewritten exercise of ``solutions/08_dp_in_practice``
+(the noisy geography, the consistent children, the tree of noisy counts and its range queries,
+whose derivations now come after the exercise; the noisy aggregation error and the data-aware
+view, HDPView-style; the private characteristic-function sketch and the mixture's characteristic
+function, PEARL-style), three or more plausible wrong answers (a wrong noise scale, epsilon
+vs epsilon/2, a budget spent twice, variance vs standard deviation, a NaN accepted where the
+contract says raise, an add/remove sensitivity where the relation is replace-one, an L1 bound
+where L2 is asked, a special case that fits only the visible inputs...) are handed in and graded
+by the real trusted grader (:func:`coursetools.grading.grade.grade_job`, as ``tests/coursetools/authoring/test_release.py``
+grades the solution); each must score 0 on its exercise. Two correct alternatives per exercise,
+written differently from the solution, must get full marks under five seeds: a correct answer's
+random draws are shifted by burning ``s`` draws of its generator first (``s = 0..4``), which
+changes every random outcome the hidden tests see.
+
+To keep the runtime modest the graded notebook is the course notebook without its figures and
+experiments (markdown, the setup cell, the two locked helpers the answers use, every answer and
+every test cell are kept; the same cells are removed from the source, the release and the
+submission), and one submission carries the i-th wrong answer of *every* exercise at once: the
+exercises' tests are independent (a wrong ``data_aware_view`` carries its own correct noisy
+aggregation error, so that the exercise it depends on stays right). So 6 wrong submissions and
+10 correct ones are graded, two at a time.
+"""
+
+from __future__ import annotations
+
+from notebook_probes import Probe, install
+
+NAME = "08_dp_in_practice"
+
+#: answer cell grade_id -> test cell grade_id
+EXERCISES = {
+    "noisy_geography": "noisy_geography_tests",
+    "consistent_children": "consistent_children_tests",
+    "tree_release": "tree_release_tests",
+    "tree_range_query": "tree_range_query_tests",
+    "noisy_aggregation_error": "noisy_aggregation_error_tests",
+    "data_aware_view": "data_aware_view_tests",
+    "cf_sketch": "cf_sketch_tests",
+    "mixture_cf": "mixture_cf_tests",
+    "sample_chain": "sample_chain_tests",
+    "fp_attack": "fp_attack_tests",
+    "audit_vendor": "audit_vendor_tests",
+}
+#: code cells without a grade_id that answers use (textbook_laplace, the vendor): kept
+KEPT_CODE = {"nb08-038", "nb08-046"}
+
+# ------------------------------------------------------------------------------ wrong answers
+
+
+def _geography(
+    scale: str, county_noise: str = "rng.laplace(0.0, scale, size=counties.size)"
+) -> str:
+    return f"""
+def noisy_geography(block_counts, county_of_block, epsilon, rng):
+    blocks = np.asarray(block_counts, dtype=float)
+    cob = np.asarray(county_of_block)
+    counties = np.bincount(cob, weights=blocks)
+    scale = {scale}
+    block_noise = rng.laplace(0.0, scale, size=blocks.size)
+    county_noise = {county_noise}
+    return float(blocks.sum() + rng.laplace(0.0, scale)), counties + county_noise, blocks + block_noise
+"""
+
+
+def _children(body: str) -> str:
+    return f"""
+def consistent_children(noisy_children, parent_total):
+    y = np.asarray(noisy_children, dtype=float)
+    t = float(parent_total)
+    if t <= 0:
+        return np.zeros_like(y)
+{body}
+"""
+
+
+def _tree(scale: str, consistent: bool = False) -> str:
+    noise = (
+        (
+            "leaves = exact[0] + rng.laplace(0.0, scale, size=exact[0].size)\n"
+            "    out = [leaves]\n"
+            "    while out[-1].size > 1:\n"
+            "        out.append(out[-1].reshape(-1, branching).sum(axis=1))\n"
+            "    return out[::-1]"
+        )
+        if consistent
+        else "return [lv + rng.laplace(0.0, scale, size=lv.size) for lv in exact[::-1]]"
+    )
+    return f"""
+def tree_release(hist, epsilon, branching, rng):
+    level = np.asarray(hist, dtype=float)
+    exact = [level]
+    while level.size > 1:
+        level = level.reshape(-1, branching).sum(axis=1)
+        exact.append(level)
+    levels = len(exact)
+    scale = {scale}
+    {noise}
+"""
+
+
+_RANGE = """
+def tree_range_query(levels, lo, hi, branching):
+    height = len(levels) - 1
+    if hi <= lo:
+        return 0.0
+
+    def visit(level, index):
+        width = branching ** (height - level)
+        start, stop = index * width, (index + 1) * width
+        if stop <= lo or start >= hi:
+            return 0.0
+        if {inside}:
+            return float(levels[level][index])
+        return sum(visit(level + 1, branching * index + j) for j in range(branching))
+
+    return float({start})
+"""
+
+_CHECK_AE = """
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not math.isfinite(epsilon) or epsilon <= 0:
+        raise ValueError("epsilon")
+    x = np.asarray(block, dtype=float)
+    if x.size == 0 or not np.all(np.isfinite(x)) or np.any(x < 0):
+        raise ValueError("block")"""
+
+
+def _ae(
+    statistic: str = "np.abs(x - x.mean()).sum()", scale: str = "2.0 / epsilon", check: bool = True
+) -> str:
+    head = (
+        _CHECK_AE
+        if check
+        else _CHECK_AE.split("\n    x = ")[0] + "\n    x = np.asarray(block, dtype=float)"
+    )
+    return f"""
+def noisy_aggregation_error(block, epsilon, rng):{head}
+    return float({statistic}) + float(rng.laplace(0.0, {scale}))
+"""
+
+
+def _view(
+    *,
+    decision_eps: str = "epsilon / 2 / max_depth",
+    theta: str = "2.0 / epsilon",
+    count_scale: str = "2.0 / epsilon",
+    noisy: bool = True,
+    check: bool = True,
+) -> str:
+    checks = """
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not math.isfinite(epsilon) or epsilon <= 0:
+        raise ValueError("epsilon")
+    if isinstance(max_depth, bool) or not isinstance(max_depth, (int, np.integer)) or max_depth < 1:
+        raise ValueError("max_depth")""" + (
+        """
+    if not np.all(np.isfinite(table)) or np.any(table < 0):
+        raise ValueError("table")"""
+        if check
+        else ""
+    )
+    decide = (
+        "_own_noisy_ae(cells, eps_decision, rng)"
+        if noisy
+        else "float(np.abs(cells - cells.mean()).sum())"
+    )
+    return f"""
+def _own_noisy_ae(cells, eps, rng):
+    return float(np.abs(cells - cells.mean()).sum()) + float(rng.laplace(0.0, 2.0 / eps))
+
+
+def data_aware_view(table, epsilon, max_depth, rng):
+    table = np.asarray(table, dtype=float){checks}
+    eps_decision = {decision_eps}
+    theta = {theta}
+    todo, blocks = [((0, table.shape[0]), (0, table.shape[1]), 0)], []
+    while todo:
+        (r0, r1), (c0, c1), depth = todo.pop(0)
+        cells = table[r0:r1, c0:c1]
+        if depth < max_depth and cells.size > 1 and {decide} > theta:
+            if r1 - r0 >= c1 - c0:
+                mid = r0 + (r1 - r0) // 2
+                todo += [((r0, mid), (c0, c1), depth + 1), ((mid, r1), (c0, c1), depth + 1)]
+            else:
+                mid = c0 + (c1 - c0) // 2
+                todo += [((r0, r1), (c0, mid), depth + 1), ((r0, r1), (mid, c1), depth + 1)]
+        else:
+            blocks.append(((r0, r1), (c0, c1)))
+    estimate = np.empty_like(table)
+    for (r0, r1), (c0, c1) in blocks:
+        value = table[r0:r1, c0:c1].sum() + rng.laplace(0.0, {count_scale})
+        estimate[r0:r1, c0:c1] = value / ((r1 - r0) * (c1 - c0))
+    return estimate, blocks
+"""
+
+
+def _sketch(
+    *,
+    sigma: str = "gaussian_sigma(2.0 * math.sqrt(k) / n, epsilon, delta)",
+    mean: str = "mean",
+    check: bool = True,
+) -> str:
+    checks = (
+        """
+    if X.ndim != 2 or X.shape[0] == 0 or not np.all(np.isfinite(X)) or not np.all(np.isfinite(W)):
+        raise ValueError("X")"""
+        if check
+        else ""
+    )
+    return f"""
+def cf_sketch(X, freqs, epsilon, delta, rng):
+    X = np.asarray(X, dtype=float)
+    W = np.asarray(freqs, dtype=float){checks}
+    n, k = X.shape[0], W.shape[0]
+    proj = X @ W.T
+    exact = np.concatenate([np.cos(proj).{mean}(axis=0), np.sin(proj).{mean}(axis=0)])
+    sigma = {sigma}
+    return exact + rng.normal(0.0, sigma, size=2 * k)
+"""
+
+
+def _mixture(
+    *, damp: str = "np.exp(-0.5 * (W**2) @ (s**2).T)", sign: str = "", check: bool = True
+) -> str:
+    checks = (
+        """
+    if not all(np.all(np.isfinite(a)) for a in (W, w, mu, s)) or mu.shape != (w.size, W.shape[1]) or s.shape != mu.shape:
+        raise ValueError("shapes")
+    if np.any(w < 0) or abs(w.sum() - 1.0) > 1e-9 or np.any(s < 0):
+        raise ValueError("weights or stds")"""
+        if check
+        else ""
+    )
+    return f"""
+def mixture_cf(freqs, weights, means, stds):
+    W, w = np.asarray(freqs, dtype=float), np.asarray(weights, dtype=float)
+    mu, s = np.asarray(means, dtype=float), np.asarray(stds, dtype=float){checks}
+    damp = {damp}
+    phase = W @ mu.T
+    return np.concatenate([(damp * np.cos(phase)) @ w, {sign}(damp * np.sin(phase)) @ w])
+"""
+
+
+def _chain(
+    p_c: str,
+    pick_c: str = "np.array([rng.choice(kc, p=p_c[bi]) for bi in b])",
+    fallback: bool = True,
+) -> str:
+    ab_default = "np.full(ab.shape, 1.0 / ab.size)" if fallback else "ab / ab.sum()"
+    return f"""
+def sample_chain(ab_counts, bc_counts, n, rng):
+    ab = np.maximum(np.asarray(ab_counts, dtype=float), 0.0)
+    bc = np.maximum(np.asarray(bc_counts, dtype=float), 0.0)
+    ka, kb = ab.shape
+    kc = bc.shape[1]
+    p_ab = ab / ab.sum() if ab.sum() > 0 else {ab_default}
+    p_c = {p_c}
+    cell = rng.choice(ab.size, size=n, p=p_ab.ravel())
+    a, b = cell // kb, cell % kb
+    c = {pick_c}
+    return np.stack([a, b, c], axis=1).astype(int)
+"""
+
+
+_ROWS = (
+    "np.where(bc.sum(axis=1, keepdims=True) > 0, bc / np.maximum(bc.sum(axis=1, keepdims=True), 1e-300), "
+    "1.0 / bc.shape[1])"
+)
+
+
+def _fp(
+    *,
+    around: str = "range(k0 - 2, k0 + 3)",
+    equal: str = "out == y",
+    guess: str = "0 if from_0 and not from_1 else 1 if from_1 and not from_0 else int(y > 0.5)",
+) -> str:
+    return f"""
+def could_output(y, x, scale):
+    noise = y - x
+    for low in (True, False):
+        if low and noise > 0 or not low and noise < 0:
+            continue
+        u0 = math.exp(noise / scale) / 2 if low else 1 - math.exp(-noise / scale) / 2
+        k0 = round(u0 * 2.0**53)
+        for k in {around}:
+            u = k * 2.0**-53
+            if not 0.0 < u < 1.0 or (u < 0.5) != low:
+                continue
+            out = x + scale * math.log(u + u) if u < 0.5 else x - scale * math.log(2.0 - u - u)
+            if {equal}:
+                return True
+    return False
+
+
+def guess_input(y, scale):
+    from_0, from_1 = could_output(y, 0.0, scale), could_output(y, 1.0, scale)
+    return {guess}
+"""
+
+
+def _audit(neighbours: str, call: str) -> str:
+    return f"""
+def vendor_neighbours():
+    return {neighbours}
+
+
+def audit_vendor(a, b, n_samples, rng):
+    def mech(x, rng, size):
+        return vendor_private_mean(x, CLAIMED_EPSILON, rng=rng, size=size)
+
+    return float({call}.epsilon_lower_bound)
+"""
+
+
+_AUDIT_CALL = (
+    "audit_mechanism(mech, a, b, CLAIMED_EPSILON, n_samples=n_samples, vectorized=True, rng=rng)"
+)
+_WORST = "[0.0] * 10, [200_000.0] + [0.0] * 9"
+
+
+#: grade_id -> [(what is wrong, the answer cell's source)]
+WRONG = {
+    "noisy_geography": [
+        ("no budget split: Lap(1/epsilon) on every level", _geography("1.0 / epsilon")),
+        ("state treated as free: Lap(2/epsilon)", _geography("2.0 / epsilon")),
+        (
+            "county noise = the sum of its blocks' noise",
+            _geography(
+                "3.0 / epsilon", "np.bincount(cob, weights=block_noise, minlength=counties.size)"
+            ),
+        ),
+    ],
+    "consistent_children": [
+        (
+            "clip at 0, then scale proportionally",
+            _children(
+                "    x = np.maximum(y, 0.0)\n    return x * t / x.sum() if x.sum() > 0 else np.full_like(y, t / y.size)"
+            ),
+        ),
+        (
+            "one common shift, then clip (no re-solve)",
+            _children("    x = np.maximum(y - (y.sum() - t) / y.size, 0.0)\n    return x"),
+        ),
+        (
+            "clip at 0, then shift the positive ones once",
+            _children(
+                "    x = np.maximum(y, 0.0)\n    pos = x > 0\n    x[pos] -= (x.sum() - t) / max(pos.sum(), 1)\n"
+                "    return np.maximum(x, 0.0)"
+            ),
+        ),
+    ],
+    "tree_release": [
+        ("Lap(1/epsilon) per node (no split over levels)", _tree("1.0 / epsilon")),
+        (
+            "levels miscounted: Lap(h/epsilon), the root left out",
+            _tree("max(levels - 1, 1) / epsilon"),
+        ),
+        (
+            "noisy leaves summed up (a consistent tree, correlated noise)",
+            _tree("levels / epsilon", consistent=True),
+        ),
+    ],
+    "tree_range_query": [
+        (
+            "sum of the leaves only",
+            _RANGE.format(
+                inside="level == height and lo <= start and stop <= hi", start="visit(0, 0)"
+            ),
+        ),
+        (
+            "inclusive upper end [lo, hi]",
+            _RANGE.replace(
+                "    height = len(levels) - 1\n",
+                "    height = len(levels) - 1\n    hi = min(hi + 1, branching ** height)\n",
+            ).format(inside="lo <= start and stop <= hi", start="visit(0, 0)"),
+        ),
+        (
+            "never uses the root (starts at level 1)",
+            _RANGE.format(
+                inside="lo <= start and stop <= hi",
+                start="sum(visit(1, j) for j in range(branching)) if height else levels[0][0]",
+            ),
+        ),
+    ],
+    "noisy_aggregation_error": [
+        ("sensitivity 1 (the mean's move forgotten)", _ae(scale="1.0 / epsilon")),
+        ("NaN and negative counts accepted", _ae(check=False)),
+        ("squared deviations (a variance-like AE)", _ae(statistic="((x - x.mean()) ** 2).sum()")),
+        ("epsilon / 2: scale 4 / epsilon", _ae(scale="4.0 / epsilon")),
+        ("a mean's sensitivity 2 / m", _ae(scale="2.0 / (x.size * epsilon)")),
+    ],
+    "data_aware_view": [
+        ("budget spent twice: counts at the whole epsilon", _view(count_scale="1.0 / epsilon")),
+        ("every decision at epsilon / 2 (depths not composed)", _view(decision_eps="epsilon / 2")),
+        ("theta = 1 / epsilon (the count noise of the whole budget)", _view(theta="1.0 / epsilon")),
+        ("decisions on the exact AE (no noise)", _view(noisy=False)),
+        ("NaN and negative counts accepted", _view(check=False)),
+        ("theta = the noise's standard deviation", _view(theta="math.sqrt(2) * 2.0 / epsilon")),
+    ],
+    "cf_sketch": [
+        (
+            "add/remove sensitivity sqrt(k) / n",
+            _sketch(sigma="gaussian_sigma(math.sqrt(k) / n, epsilon, delta)"),
+        ),
+        (
+            "L1 bound 2k / n used as the L2 sensitivity",
+            _sketch(sigma="gaussian_sigma(2.0 * k / n, epsilon, delta)"),
+        ),
+        (
+            "variance passed as the standard deviation",
+            _sketch(sigma="gaussian_sigma(2.0 * math.sqrt(k) / n, epsilon, delta) ** 2"),
+        ),
+        ("NaN in X accepted", _sketch(check=False)),
+        (
+            "epsilon / 2 (cos and sin each charged)",
+            _sketch(sigma="gaussian_sigma(2.0 * math.sqrt(k) / n, epsilon / 2, delta)"),
+        ),
+        (
+            "sums instead of means",
+            _sketch(mean="sum", sigma="gaussian_sigma(2.0 * math.sqrt(k), epsilon, delta)"),
+        ),
+    ],
+    "mixture_cf": [
+        (
+            "std where the variance goes: exp(-w^2 s / 2)",
+            _mixture(damp="np.exp(-0.5 * (W**2) @ s.T)"),
+        ),
+        ("the 1/2 dropped", _mixture(damp="np.exp(-(W**2) @ (s**2).T)")),
+        ("conjugate: minus sign on the imaginary part", _mixture(sign="-")),
+        (
+            "(omega . s)^2: right only for one-dimensional frequencies",
+            _mixture(damp="np.exp(-0.5 * (W @ s.T) ** 2)"),
+        ),
+        ("weights not checked", _mixture(check=False)),
+    ],
+    "sample_chain": [
+        ("the (B, C) table normalised as a whole, not row by row", _chain("bc / bc.sum()")),
+        (
+            "c drawn from the marginal of C, ignoring the record's b",
+            _chain(_ROWS, pick_c="rng.choice(kc, size=n, p=bc.sum(axis=0) / bc.sum())"),
+        ),
+        ("no uniform fallback for an all-zero (A, B) table", _chain(_ROWS, fallback=False)),
+    ],
+    "fp_attack": [
+        ("only the rounded k tried (the inversion is off by a few units)", _fp(around="(k0,)")),
+        ("outputs compared approximately", _fp(equal="abs(out - y) <= 1e-12 * max(1.0, abs(y))")),
+        ("guess from the value only", _fp(guess="int(y > 0.5)")),
+    ],
+    "audit_vendor": [
+        (
+            "a small replacement (0 -> 50 000): the audit sees nothing",
+            _audit("[0.0] * 10, [50_000.0] + [0.0] * 9", _AUDIT_CALL),
+        ),
+        ("rng ignored: a fixed seed", _audit(_WORST, _AUDIT_CALL.replace("rng=rng", "rng=0"))),
+        (
+            "another confidence than the one asked (1 - 1e-6)",
+            _audit(_WORST, _AUDIT_CALL.replace("rng=rng)", "confidence=1 - 1e-6, rng=rng)")),
+        ),
+    ],
+}
+
+# ------------------------------------------------------------------------- correct alternatives
+
+#: grade_id -> two correct answers written differently from the solution; "{burn}" draws that
+#: shift every later random draw (the five seeds)
+ALTERNATIVES = {
+    "noisy_geography": [
+        """
+def noisy_geography(block_counts, county_of_block, epsilon, rng):
+    rng.random({burn})
+    b = np.array(block_counts, dtype=float)
+    cob = np.asarray(county_of_block)
+    c = np.array([b[cob == j].sum() for j in range(cob.max() + 1)])
+    lap = lambda size: 3.0 / epsilon * (rng.exponential(size=size) - rng.exponential(size=size))
+    return float(b.sum() + lap(None)), c + lap(c.size), b + lap(b.size)
+""",
+        """
+def noisy_geography(block_counts, county_of_block, epsilon, rng):
+    rng.random({burn})
+    b = np.asarray(block_counts, dtype=float).copy()
+    c = np.zeros(int(np.max(county_of_block)) + 1)
+    np.add.at(c, np.asarray(county_of_block), b)
+    scale = 1.0 / (epsilon / 3.0)
+    state = float(b.sum()) + float(rng.laplace(0.0, scale))
+    return state, np.array([v + rng.laplace(0.0, scale) for v in c]), np.array([v + rng.laplace(0.0, scale) for v in b])
+""",
+    ],
+    "consistent_children": [
+        """
+def consistent_children(noisy_children, parent_total):
+    y = np.asarray(noisy_children, dtype=float)
+    if parent_total <= 0:
+        return np.zeros(y.shape)
+    lo, hi = y.min() - parent_total, y.max()        # sum(max(y - tau, 0)) is >= t at lo, 0 at hi
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if np.maximum(y - mid, 0.0).sum() > parent_total:
+            lo = mid
+        else:
+            hi = mid
+    x = np.maximum(y - (lo + hi) / 2, 0.0)
+    pos = x > 0
+    x[pos] += (parent_total - x.sum()) / pos.sum()   # polish the sum
+    return x
+""",
+        """
+def consistent_children(noisy_children, parent_total):
+    y = np.array(noisy_children, dtype=float)
+    if parent_total == 0:
+        return np.zeros_like(y)
+    active = np.ones(y.size, dtype=bool)
+    while True:                                       # active set: drop children that go negative
+        tau = (y[active].sum() - parent_total) / active.sum()
+        negative = active & (y - tau <= 0)
+        if not negative.any():
+            break
+        active &= ~negative
+    return np.where(active, y - tau, 0.0)
+""",
+    ],
+    "tree_release": [
+        """
+def tree_release(hist, epsilon, branching, rng):
+    rng.random({burn})
+    leaves = np.array(hist, dtype=float)
+    h = int(round(math.log(leaves.size, branching))) if leaves.size > 1 else 0
+    out = []
+    for level in range(h + 1):
+        exact = leaves.reshape(branching ** level, -1).sum(axis=1)
+        out.append(exact + rng.laplace(0.0, (h + 1) / epsilon, size=exact.size))
+    return out
+""",
+        """
+def tree_release(hist, epsilon, branching, rng):
+    rng.random({burn})
+    levels = [np.asarray(hist, dtype=float)]
+    while len(levels[0]) > 1:
+        levels.insert(0, levels[0].reshape(-1, branching).sum(axis=1))
+    b = len(levels) / epsilon
+    return [lv + b * (rng.exponential(size=lv.size) - rng.exponential(size=lv.size)) for lv in levels]
+""",
+    ],
+    "tree_range_query": [
+        """
+def tree_range_query(levels, lo, hi, branching):
+    height = len(levels) - 1
+    total = 0.0
+    for level in range(height + 1):                   # a node inside the range whose parent is not
+        width = branching ** (height - level)
+        for i in range(-(-lo // width), hi // width):
+            parent_inside = level > 0 and lo <= (i // branching) * width * branching and \\
+                ((i // branching) + 1) * width * branching <= hi
+            if not parent_inside:
+                total += float(levels[level][i])
+    return float(total)
+""",
+        """
+def tree_range_query(levels, lo, hi, branching):
+    height = len(levels) - 1
+    stack, total = [(0, 0)], 0.0
+    while stack:
+        level, i = stack.pop()
+        w = branching ** (height - level)
+        a, b = i * w, i * w + w
+        if b <= lo or a >= hi or hi <= lo:
+            continue
+        if lo <= a and b <= hi:
+            total += levels[level][i]
+        else:
+            stack.extend((level + 1, i * branching + j) for j in range(branching))
+    return float(total)
+""",
+    ],
+    "noisy_aggregation_error": [
+        """
+def noisy_aggregation_error(block, epsilon, rng):
+    rng.random({burn})
+    if not (isinstance(epsilon, (int, float)) and 0 < epsilon < math.inf):
+        raise ValueError("epsilon must be finite and > 0")
+    x = np.asarray(block, dtype=float).ravel()
+    if x.size == 0 or not np.isfinite(x).all() or (x < 0).any():
+        raise ValueError("block")
+    m = x.size
+    sensitivity = 2.0 * (1.0 - 1.0 / m)              # the tight bound: 0 for a single cell
+    return float(np.abs(x - x.mean()).sum() + rng.laplace(0.0, sensitivity / epsilon))
+""",
+        """
+def noisy_aggregation_error(block, epsilon, rng):
+    rng.random({burn})
+    if not isinstance(epsilon, (int, float)) or not epsilon > 0 or epsilon == math.inf:
+        raise ValueError("epsilon must be finite and > 0")
+    x = np.asarray(block, dtype=float)
+    if not x.size or np.isnan(x).any() or np.isinf(x).any() or x.min() < 0:
+        raise ValueError("block")
+    ae = x.size * np.mean(np.abs(x - np.mean(x)))
+    return float(ae + 2.0 / epsilon * (rng.exponential() - rng.exponential()))
+""",
+    ],
+    "data_aware_view": [
+        """
+def data_aware_view(table, epsilon, max_depth, rng):
+    rng.random({burn})
+    if not (isinstance(epsilon, (int, float)) and 0 < epsilon < math.inf):
+        raise ValueError("epsilon")
+    if not isinstance(max_depth, (int, np.integer)) or isinstance(max_depth, bool) or max_depth < 1:
+        raise ValueError("max_depth")
+    t = np.array(table, dtype=float)
+    if not np.isfinite(t).all() or (t < 0).any():
+        raise ValueError("table")
+    blocks = []
+
+    def grow(r0, r1, c0, c1, depth):                  # depth first: another order of draws
+        cells = t[r0:r1, c0:c1]
+        if depth < max_depth and cells.size > 1 and \\
+                noisy_aggregation_error(cells, epsilon / (2 * max_depth), rng) > 2 / epsilon:
+            if r1 - r0 >= c1 - c0:
+                m = (r0 + r1) // 2 if (r1 - r0) % 2 == 0 else r0 + (r1 - r0) // 2
+                grow(r0, m, c0, c1, depth + 1)
+                grow(m, r1, c0, c1, depth + 1)
+            else:
+                m = c0 + (c1 - c0) // 2
+                grow(r0, r1, c0, m, depth + 1)
+                grow(r0, r1, m, c1, depth + 1)
+        else:
+            blocks.append(((r0, r1), (c0, c1)))
+
+    grow(0, t.shape[0], 0, t.shape[1], 0)
+    noise = rng.laplace(0.0, 2 / epsilon, size=len(blocks))
+    est = np.zeros_like(t)
+    for ((r0, r1), (c0, c1)), z in zip(blocks, noise):
+        est[r0:r1, c0:c1] = (t[r0:r1, c0:c1].sum() + z) / t[r0:r1, c0:c1].size
+    return est, blocks
+""",
+        """
+def data_aware_view(table, epsilon, max_depth, rng):
+    rng.random({burn})
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not math.isfinite(epsilon) or epsilon <= 0:
+        raise ValueError("epsilon")
+    if type(max_depth) is not int or max_depth < 1:
+        raise ValueError("max_depth")
+    t = np.asarray(table, dtype=float)
+    if np.isnan(t).any() or np.isinf(t).any() or (t < 0).any():
+        raise ValueError("table")
+    frontier, final = [(0, t.shape[0], 0, t.shape[1])], []
+    for depth in range(max_depth + 1):                # level by level
+        nxt = []
+        for r0, r1, c0, c1 in frontier:
+            cells = t[r0:r1, c0:c1]
+            if depth == max_depth or cells.size == 1 or \\
+                    noisy_aggregation_error(cells, 0.5 * epsilon / max_depth, rng) <= 2 / epsilon:
+                final.append(((r0, r1), (c0, c1)))
+            elif r1 - r0 >= c1 - c0:
+                m = r0 + (r1 - r0) // 2
+                nxt += [(r0, m, c0, c1), (m, r1, c0, c1)]
+            else:
+                m = c0 + (c1 - c0) // 2
+                nxt += [(r0, r1, c0, m), (r0, r1, m, c1)]
+        frontier = nxt
+    est = np.zeros(t.shape)
+    for (r0, r1), (c0, c1) in final:
+        noisy = t[r0:r1, c0:c1].sum() + (2 / epsilon) * (rng.exponential() - rng.exponential())
+        est[r0:r1, c0:c1] = noisy / ((r1 - r0) * (c1 - c0))
+    return est, final
+""",
+    ],
+    "cf_sketch": [
+        """
+def cf_sketch(X, freqs, epsilon, delta, rng):
+    rng.random({burn})
+    X, W = np.asarray(X, dtype=float), np.asarray(freqs, dtype=float)
+    if X.ndim != 2 or len(X) == 0 or W.ndim != 2 or W.shape[1] != X.shape[1]:
+        raise ValueError("shapes")
+    if not (np.isfinite(X).all() and np.isfinite(W).all()):
+        raise ValueError("values")
+    if not (math.isfinite(epsilon) and epsilon > 0 and 0 < delta < 1):
+        raise ValueError("epsilon or delta")
+    n, k = X.shape[0], W.shape[0]
+    sens = 2 * math.sqrt(k) / n
+    if epsilon < 1:                                   # the classic calibration, valid here
+        sigma = sens * math.sqrt(2 * math.log(1.25 / delta)) / epsilon
+    else:
+        sigma = gaussian_sigma(sens, epsilon, delta)
+    z = np.exp(1j * (X @ W.T)).mean(axis=0)
+    return np.concatenate([z.real, z.imag]) + sigma * rng.standard_normal(2 * k)
+""",
+        """
+def cf_sketch(X, freqs, epsilon, delta, rng):
+    rng.random({burn})
+    X = np.array(X, dtype=float)
+    W = np.array(freqs, dtype=float)
+    if X.ndim != 2 or X.size == 0 or np.isnan(X).any() or np.isinf(X).any() or not np.isfinite(W).all():
+        raise ValueError("X or freqs")
+    k = len(W)
+    sigma = gaussian_sigma(2 * np.sqrt(k) / len(X), epsilon, delta)
+    re = np.array([np.mean(np.cos(X @ w)) for w in W])
+    im = np.array([np.mean(np.sin(X @ w)) for w in W])
+    return np.concatenate([re + rng.normal(0, sigma, k), im + rng.normal(0, sigma, k)])
+""",
+    ],
+    "mixture_cf": [
+        """
+def mixture_cf(freqs, weights, means, stds):
+    W, w = np.asarray(freqs, dtype=float), np.asarray(weights, dtype=float)
+    mu, s = np.asarray(means, dtype=float), np.asarray(stds, dtype=float)
+    if mu.shape != s.shape or mu.shape != (len(w), W.shape[1]):
+        raise ValueError("shapes")
+    if not (np.isfinite(W).all() and np.isfinite(w).all() and np.isfinite(mu).all() and np.isfinite(s).all()):
+        raise ValueError("values")
+    if (w < 0).any() or not math.isclose(w.sum(), 1.0, rel_tol=0, abs_tol=1e-9) or (s < 0).any():
+        raise ValueError("weights or stds")
+    phi = np.exp(1j * W @ mu.T - 0.5 * (W**2) @ (s**2).T) @ w
+    return np.concatenate([phi.real, phi.imag])
+""",
+        """
+def mixture_cf(freqs, weights, means, stds):
+    W, w = np.asarray(freqs, dtype=float), np.asarray(weights, dtype=float)
+    mu, s = np.asarray(means, dtype=float), np.asarray(stds, dtype=float)
+    ok = mu.shape == s.shape == (len(w), W.shape[1]) and all(np.all(np.isfinite(a)) for a in (W, w, mu, s))
+    if not ok or np.any(w < 0) or abs(np.sum(w) - 1) > 1e-9 or np.any(s < 0):
+        raise ValueError("bad mixture")
+    re, im = np.zeros(len(W)), np.zeros(len(W))
+    for j, omega in enumerate(W):
+        for c in range(len(w)):
+            amp = w[c] * math.exp(-0.5 * float(np.sum((omega * s[c]) ** 2)))
+            re[j] += amp * math.cos(float(omega @ mu[c]))
+            im[j] += amp * math.sin(float(omega @ mu[c]))
+    return np.concatenate([re, im])
+""",
+    ],
+    "sample_chain": [
+        """
+def sample_chain(ab_counts, bc_counts, n, rng):
+    rng.random({burn})
+    ab = np.clip(np.array(ab_counts, dtype=float), 0, None)
+    bc = np.clip(np.array(bc_counts, dtype=float), 0, None)
+    joint = (ab / ab.sum() if ab.sum() > 0 else np.ones_like(ab) / ab.size)[:, :, None] * np.stack(
+        [row / row.sum() if row.sum() > 0 else np.ones_like(row) / row.size for row in bc])[None, :, :]
+    codes = rng.choice(joint.size, size=n, p=joint.ravel() / joint.sum())
+    return np.stack(np.unravel_index(codes, joint.shape), axis=1).astype(np.int64)
+""",
+        """
+def sample_chain(ab_counts, bc_counts, n, rng):
+    rng.random({burn})
+    ab = np.maximum(np.asarray(ab_counts, dtype=float), 0)
+    bc = np.maximum(np.asarray(bc_counts, dtype=float), 0)
+    kb, kc = bc.shape
+    p_ab = (ab if ab.sum() > 0 else np.ones(ab.shape)).ravel()
+    cells = rng.choice(p_ab.size, size=n, p=p_ab / p_ab.sum())
+    out = np.zeros((n, 3), dtype=int)
+    out[:, 0], out[:, 1] = np.divmod(cells, ab.shape[1])
+    for b in range(kb):                                # one batch of draws per value of b
+        rows = np.flatnonzero(out[:, 1] == b)
+        p = bc[b] if bc[b].sum() > 0 else np.ones(kc)
+        out[rows, 2] = rng.choice(kc, size=rows.size, p=p / p.sum())
+    return out
+""",
+    ],
+    "fp_attack": [
+        _fp(around="range(k0 - 4, k0 + 5)"),
+        """
+def could_output(y, x, scale):
+    d = (y - x) / scale
+    candidates = []
+    if d <= 0:
+        candidates.append(math.exp(d) / 2)
+    if d >= 0:
+        candidates.append(1 - math.exp(-d) / 2)
+    for u0 in candidates:
+        k0 = int(u0 * 2**53)
+        for k in range(k0 - 3, k0 + 4):
+            if 0 < k < 2**53:
+                u = k / 2**53
+                out = x + scale * math.log(u + u) if u < 0.5 else x - scale * math.log(2.0 - u - u)
+                if out == y:
+                    return True
+    return False
+
+
+def guess_input(y, scale):
+    zero, one = could_output(y, 0.0, scale), could_output(y, 1.0, scale)
+    if zero != one:
+        return 0 if zero else 1
+    return 0 if abs(y) < abs(y - 1.0) else 1          # the Laplace likelihood is higher for the closer input
+""",
+    ],
+    "audit_vendor": [
+        _audit(_WORST, _AUDIT_CALL),
+        """
+def vendor_neighbours():
+    n = 1
+    return [200_000.0] * n, [0.0] * n                  # one person, top of the range against the bottom
+
+
+def audit_vendor(a, b, n_samples, rng):
+    result = audit_mechanism(lambda x, rng, size: vendor_private_mean(x, CLAIMED_EPSILON, rng=rng, size=size),
+                             list(a), list(b), CLAIMED_EPSILON, n_samples=n_samples, vectorized=True, rng=rng)
+    return float(result.epsilon_lower_bound)
+""",
+    ],
+}
+# ------------------------------------------------------------------------------------- grading
+
+PROBE = Probe(NAME, EXERCISES, WRONG, ALTERNATIVES, kept_code=frozenset(KEPT_CODE))
+install(PROBE, globals())  # the fixture and the three tests: tests/support/notebook_probes.py

@@ -1,0 +1,160 @@
+"""A JupyterHub started from deploy/jupyterhub_config.py for the end-to-end tests, and calls to it.
+
+Shared by ``tests/deploy/test_hub.py`` (the instructor's loop by hand) and ``tests/coursetools/grading/handin/test_hub_handin.py``
+(feedback at hand-in): one-machine demo mode (a dummy authenticator, every server as this test's
+OS user), an instructor and two students, driven through the HTTP endpoints JupyterLab's nbgrader
+panels call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pilot_course import ROOT, pilot_course
+
+BIN = Path(sys.executable).parent
+COURSE_ID = "dp-course"
+USERS = ("instructor", "student1", "student2")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Hub:
+    """The running hub, and HTTP calls to it as the admin service or as one of its users."""
+
+    def __init__(self, url: str, admin_token: str) -> None:
+        self.url, self.admin = url, admin_token
+        self.tokens: dict[str, str] = {}
+
+    def call(self, method, path, token, *, data=None, form=None, timeout=120):
+        headers = {"Authorization": f"token {token}"}
+        body = None
+        if data is not None:
+            body, headers["Content-Type"] = json.dumps(data).encode(), "application/json"
+        if form is not None:
+            body = urllib.parse.urlencode(form).encode()
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
+        request = urllib.request.Request(self.url + path, data=body, method=method, headers=headers)
+        with urllib.request.urlopen(request, timeout=timeout) as reply:
+            text = reply.read().decode()
+        return json.loads(text) if text else None
+
+    def as_user(self, user, method, path, **kw):
+        return self.call(method, f"/user/{user}{path}", self.tokens[user], **kw)
+
+    def nbgrader(self, user, path, **form):
+        """An nbgrader action; its JSON reply must say success (else the log says why)."""
+        reply = self.as_user(user, "POST", path, form=form)
+        assert reply["success"], f"{user} {path}: {reply.get('error') or reply.get('log')}"[:2000]
+        return reply
+
+    def start_servers(self, users, timeout=240) -> None:
+        for user in users:  # all at once: each takes some seconds to import JupyterLab
+            try:
+                self.call("POST", f"/hub/api/users/{user}/server", self.admin, data={})
+            except urllib.error.HTTPError as exc:
+                if exc.code != 400:  # 400: already running
+                    raise
+        deadline = time.monotonic() + timeout
+        waiting = set(users)
+        while waiting and time.monotonic() < deadline:
+            for user in sorted(waiting):
+                model = self.call("GET", f"/hub/api/users/{user}", self.admin)
+                if (model["servers"].get("") or {}).get("ready"):
+                    waiting.discard(user)
+            time.sleep(0.5)
+        assert not waiting, f"servers never became ready: {sorted(waiting)}"
+        for user in users:
+            self.tokens[user] = self.call(
+                "POST", f"/hub/api/users/{user}/tokens", self.admin,
+                data={"note": "end-to-end test", "expires_in": 3600},
+            )["token"]
+
+
+@contextlib.contextmanager
+def running_hub(course: Path, **extra_env: str) -> Iterator[Hub]:
+    """The hub of ``deploy/jupyterhub_config.py`` for ``course``, its three servers started."""
+    state = course.parent / "hub-state"
+    port = _free_port()
+    admin = secrets.token_hex(16)
+    env = {
+        **os.environ,
+        "COURSE_ROOT": str(course),
+        "NBGRADER_EXCHANGE": str(course.parent / "exchange"),
+        "INSTRUCTORS": "instructor",
+        "STUDENTS": "student1,student2",
+        "COURSE_HUB_STATE": str(state),
+        "COURSE_HUB_DEMO": "1",
+        "COURSE_HUB_ADMIN_TOKEN": admin,
+        "HUB_PORT": str(port),
+        "HUB_API_PORT": str(_free_port()),
+        "PROXY_API_PORT": str(_free_port()),
+        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        **extra_env,
+    }
+    log = (course.parent / "hub.log").open("wb")
+    process = subprocess.Popen(
+        [str(BIN / "jupyterhub"), "-f", str(ROOT / "deploy" / "jupyterhub_config.py")],
+        cwd=course.parent, env=env, stdout=log, stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    running = Hub(f"http://127.0.0.1:{port}", admin)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                running.call("GET", "/hub/api/users", admin, timeout=5)
+                break
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                assert process.poll() is None, "the hub exited: " + _tail(course.parent / "hub.log")
+                assert time.monotonic() < deadline, "the hub never answered: " + _tail(
+                    course.parent / "hub.log"
+                )
+                time.sleep(0.5)
+        running.start_servers(USERS)
+        yield running
+    finally:
+        process.terminate()  # the hub stops the servers it spawned
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, 9)
+        subprocess.run(["pkill", "-f", str(state)], check=False)  # any server left behind
+        log.close()
+
+
+def _tail(path: Path) -> str:
+    return "\n".join(path.read_text(errors="replace").splitlines()[-15:])
+
+
+# The instructor's loop by hand (tests/deploy/test_hub.py, tests/browser/test_hub_panels.py): a
+# module's pilot course and a hub on it with the hand-in service off.
+@pytest.fixture(scope="module")
+def course(tmp_path_factory) -> Path:
+    """A course directory like this repository's, holding the pilot assignment."""
+    return pilot_course(tmp_path_factory.mktemp("hub") / "course")
+
+
+@pytest.fixture(scope="module")
+def hub(course):
+    # the hand-in service off: this test is the instructor's loop by hand (tests/coursetools/grading/handin/test_hub_handin.py
+    # has the service)
+    with running_hub(course, COURSE_HANDIN="0") as running:
+        yield running

@@ -1,0 +1,168 @@
+"""Plausible wrong answers and correct alternatives of one notebook, graded by the trusted grader.
+
+Shared by ``tests/test_notebook0N_exercises.py``. Each of those files writes, per exercise, three
+or more wrong answers a real student would hand in and two correct alternatives; a
+:class:`Probe` grades them as submissions (the solution as ``examples/make_class.py``'s
+``ada_full`` hands it in, with the answer cells replaced) with ``coursetools.grading.grade_job``
+and :func:`install` adds the tests: every wrong answer scores 0 on its exercise, every
+alternative gets full marks under five seeds (a ``{burn}`` in an alternative's text is replaced
+by the seed, so its random draws differ from run to run).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from coursetools.authoring.release import notebook_bytes, release_notebook
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _gid(cell) -> str | None:
+    return cell.metadata.get("nbgrader", {}).get("grade_id")
+
+
+def _make_class():
+    from coursetools.authoring import example_class
+
+    return example_class
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One notebook's wrong answers and alternatives (plain data, so it crosses to a worker).
+
+    ``exercises`` maps an answer cell's grade_id to its test cell's; ``wrong`` maps it to
+    ``(what is wrong, source)`` pairs and ``alternatives`` to two sources. Before grading, the
+    notebook loses every ungraded code cell (figures and experiments, kept only when their cell
+    id is in ``kept_code``) and the cells whose grade_id is in ``dropped``.
+    """
+
+    name: str
+    exercises: dict[str, str]
+    wrong: dict[str, list[tuple[str, str]]]
+    alternatives: dict[str, list[str]]
+    seeds: range = range(5)
+    dropped: frozenset[str] = field(default_factory=frozenset)
+    kept_code: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def source(self) -> Path:
+        return ROOT / "solutions" / self.name / f"{self.name}.ipynb"
+
+    def trim(self, nb):
+        nb = nbformat.from_dict(nb)
+        nb.cells = [
+            c
+            for c in nb.cells
+            if _gid(c) not in self.dropped
+            and (c.cell_type != "code" or _gid(c) or c.get("id") in self.kept_code)
+        ]
+        return nb
+
+    def submission(self, answers: dict[str, str]) -> bytes:
+        """The solution as handed in (``ada_full``), ``answers`` in place, trimmed."""
+        handed_in = _make_class().student_notebooks(self.source)["ada_full"].decode()
+        nb = nbformat.reads(handed_in, as_version=4)
+        for cell in nb.cells:
+            if _gid(cell) in answers:
+                cell.source = answers[_gid(cell)]
+        return nbformat.writes(self.trim(nb)).encode()
+
+    def grade(self, answers: dict[str, str]) -> dict[str, str]:
+        """grade_id of each test cell -> 'passed', 'failed' or 'partial', by the trusted grader."""
+        from coursetools.grading.grade import Job, Options, grade_job
+
+        source = self.trim(nbformat.read(self.source, as_version=4))
+        job = Job(
+            student="probe",
+            assignment=self.name,
+            source=nbformat.writes(source),
+            release=notebook_bytes(release_notebook(source, self.name)).decode(),
+            submission=self.submission(answers),
+            notebook_name=f"{self.name}.ipynb",
+            files={},
+            options=Options(cell_timeout=300.0, notebook_timeout=900.0),
+        )
+        result = grade_job(job)
+        assert not result["problems"], result["problems"]
+        return {
+            c["grade_id"]: "passed"
+            if c["points"] == c["max_points"] > 0
+            else "failed"
+            if c["points"] == 0
+            else "partial"
+            for c in result["cells"]
+            if c["kind"] == "auto"
+        }
+
+    @property
+    def runs(self) -> list[tuple]:
+        """One submission per index of wrong answers, and one per alternative and seed."""
+        wrong = [("wrong", i) for i in range(max(len(v) for v in self.wrong.values()))]
+        return wrong + [("alternative", (w, s)) for w in (0, 1) for s in self.seeds]
+
+    def run(self, run: tuple) -> dict[str, str]:
+        kind, arg = run
+        if kind == "wrong":
+            answers = {gid: v[arg][1] for gid, v in self.wrong.items() if arg < len(v)}
+        else:
+            which, burn = arg
+            answers = {
+                g: a[which].replace("{burn}", str(burn)) for g, a in self.alternatives.items()
+            }
+        return self.grade(answers)
+
+    def graded(self) -> dict[tuple, dict[str, str]]:
+        with cf.ProcessPoolExecutor(max_workers=2) as pool:
+            return dict(zip(self.runs, pool.map(self.run, self.runs), strict=True))
+
+
+def install(probe: Probe, namespace: dict) -> None:
+    """Add the fixture and the three tests of ``probe`` to a test module's ``namespace``."""
+
+    @pytest.fixture(scope="module")
+    def graded():
+        return probe.graded()
+
+    def test_every_exercise_has_three_wrong_answers_and_two_alternatives():
+        assert set(probe.wrong) == set(probe.exercises) == set(probe.alternatives)
+        assert all(len(v) >= 3 for v in probe.wrong.values())
+        assert all(len(v) == 2 for v in probe.alternatives.values())
+        nb = nbformat.read(probe.source, as_version=4)
+        ids = {_gid(c) for c in nb.cells}
+        assert set(probe.exercises) | set(probe.exercises.values()) | probe.dropped <= ids
+        assert probe.kept_code <= {c.get("id") for c in nb.cells}
+
+    @pytest.mark.slow
+    @pytest.mark.parametrize(
+        ("answer", "index"),
+        [(gid, i) for gid, variants in probe.wrong.items() for i in range(len(variants))],
+        ids=[f"{gid}:{what}" for gid, variants in probe.wrong.items() for what, _ in variants],
+    )
+    def test_plausible_wrong_answer_scores_zero(graded, answer, index):
+        verdict = graded[("wrong", index)][probe.exercises[answer]]
+        assert verdict == "failed", probe.wrong[answer][index][0]
+
+    @pytest.mark.slow
+    @pytest.mark.parametrize("which", [0, 1])
+    @pytest.mark.parametrize("burn", list(probe.seeds))
+    def test_correct_alternatives_get_full_marks_under_five_seeds(graded, which, burn):
+        scores = graded[("alternative", (which, burn))]
+        assert all(scores[test] == "passed" for test in probe.exercises.values()), scores
+
+    namespace.update(
+        graded=graded,
+        test_every_exercise_has_three_wrong_answers_and_two_alternatives=(
+            test_every_exercise_has_three_wrong_answers_and_two_alternatives
+        ),
+        test_plausible_wrong_answer_scores_zero=test_plausible_wrong_answer_scores_zero,
+        test_correct_alternatives_get_full_marks_under_five_seeds=(
+            test_correct_alternatives_get_full_marks_under_five_seeds
+        ),
+    )

@@ -543,12 +543,13 @@ def _in_blocks(sample, count: int, rng: np.random.Generator) -> np.ndarray:
     return out
 
 
-@functools.lru_cache(maxsize=128)
+@functools.lru_cache(maxsize=32)
 def _laplace_method(scale: Fraction):
     """The sampler of one scale, ``(count, rng) -> int64 array``; cached by the exact rational.
 
     (``lru_cache`` compares keys as numbers: two keys share an entry only when they are the
-    same rational, so a cached table is never used for another scale.)
+    same rational, so a cached table is never used for another scale. A table's guide is
+    256 KB; 32 scales are kept, and a table is rebuilt in a few milliseconds.)
     """
     t, s = scale.numerator, scale.denominator
     if s > 40 * t:
@@ -560,7 +561,7 @@ def _laplace_method(scale: Fraction):
     return functools.partial(laplace_binary_digits, scale)
 
 
-@functools.lru_cache(maxsize=128)
+@functools.lru_cache(maxsize=32)
 def _laplace_method_of_float(scale: float):
     return _laplace_method(Fraction(scale))
 
@@ -832,10 +833,12 @@ class _GaussianInversion:
     """
 
     def __init__(self, sigma: Fraction) -> None:
+        if not 0 < sigma <= _INVERSION_MAX_SIGMA:  # so that K >= sigma > sigma²/t below
+            raise ValueError(f"sigma must be in (0, {_INVERSION_MAX_SIGMA}], got {sigma!r}")
         self.sigma = sigma
         self.t = t = sigma.numerator // sigma.denominator + 1
-        # K: C w(K) below about 2**-70 (sizes the table only)
-        k = max(1, min(math.ceil(9.85 * float(sigma)), _MAX_BOUNDARIES // 2))
+        # K: C w(K) below about 2**-70 (sizes the table only; 2K <= 1,970 ends)
+        k = max(1, math.ceil(9.85 * float(sigma)))
         self.k = k
         sigma2 = sigma * sigma
         self.mu = sigma2 / t
@@ -1133,7 +1136,7 @@ def _gaussian_table_sampler(table: _GaussianTable, count: int, rng) -> np.ndarra
 _INVERSION_MAX_SIGMA = 100
 
 
-@functools.lru_cache(maxsize=128)
+@functools.lru_cache(maxsize=32)
 def _gaussian_method(sigma: Fraction):
     """The sampler of one sigma, ``(count, rng) -> int64 array``; cached by the exact rational."""
     if not 0 < sigma <= MAX_GAUSSIAN_SIGMA:
@@ -1145,7 +1148,7 @@ def _gaussian_method(sigma: Fraction):
     return functools.partial(gaussian_cks, sigma)
 
 
-@functools.lru_cache(maxsize=128)
+@functools.lru_cache(maxsize=32)
 def _gaussian_method_of_float(sigma: float):
     return _gaussian_method(Fraction(sigma))
 

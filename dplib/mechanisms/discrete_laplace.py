@@ -91,7 +91,7 @@ def sample_discrete_laplace(
     Below scale 1/40 it runs CKS20 Algorithm 2 instead (U uniform, Bernoulli(exp(-U/t)) by
     Algorithm 1, a geometric count of Bernoulli(e^-1) trials). No float uniform is drawn and no
     float decides an output; every loop ends each round with probability >= 1/2, and an all-ones
-    bit stream returns 0. The tables are built once per scale (about a millisecond) and kept.
+    bit stream returns 0. The tables are built once per scale (a few milliseconds) and kept.
     Values with ``|x| >= 2**62`` (the int64 range; probability below ``exp(-4 * 10**6)``) are
     not returned.
     Variance: ``2 q / (1 - q)**2``.

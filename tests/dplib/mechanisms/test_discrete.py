@@ -578,3 +578,21 @@ def test_sigma_is_solved_once_per_parameters(monkeypatch):
     assert len(solves) > searched
     with pytest.raises(ValueError, match="epsilon"):  # refusals are checked before the cache
         discrete_gaussian_sigma(3, -0.7, 1e-7)
+
+
+def test_sampler_sigma_beyond_2_26_is_refused_before_any_draw():
+    # The exact sampler's int64 path (CKS20 Algorithm 3 on a short dyadic sigma_hat >= sigma,
+    # dplib.mechanisms._exact._gaussian_plan) is proved for sigma <= 2**26: beyond it, the
+    # sampler and the mechanism refuse with the bound in the message, before any draw.
+    assert sample_discrete_gaussian(2.0**26, size=3, rng=0).shape == (3,)  # the bound is allowed
+    gen = np.random.default_rng(5)
+    before = gen.bit_generator.state
+    for sigma in [math.nextafter(2.0**26, math.inf), 2.0**30, 2.0**40]:
+        with pytest.raises(ValueError, match=r"sigma must be at most 2\*\*26 = 67108864"):
+            sample_discrete_gaussian(sigma, size=3, rng=gen)
+    # sensitivity 2**22 at (0.1, 1e-5) calibrates sigma ~ 1.3e8 > 2**26
+    with pytest.raises(
+        ValueError, match=r"calibrated .* at most 2\*\*26 .* raise epsilon or delta"
+    ):
+        discrete_gaussian_mechanism(3, 2**22, 0.1, 1e-5, rng=gen)
+    assert gen.bit_generator.state == before

@@ -691,19 +691,29 @@ class _Inversion:
         return below
 
     def sample(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        """``n`` outcomes (int32) and the positions that may hold a marker (:data:`_TAIL`).
+        """``n`` outcomes (int32) and the positions whose outcome is :data:`_TAIL`.
 
-        Ambiguous cells are resolved here; :data:`_REJECT` outcomes are not listed (a caller
-        that has them filters them out).
+        Ambiguous cells (about one word in ``2**16 / m``) are resolved here; :data:`_REJECT`
+        outcomes are left for the caller to filter out.
         """
         words = _words64(n, rng)
         out = self.guide[words >> _GUIDE_SHIFT]
-        hard = np.flatnonzero(out < _REJECT)  # ambiguous cells and tails: rare
-        if hard.size:
-            ambiguous = hard[out[hard] == _AMBIGUOUS]
-            if ambiguous.size:
-                out[ambiguous] = self.locate(words[ambiguous], rng)
-        return out, hard
+        hard = np.nonzero(out < _REJECT)[0]  # ambiguous cells and tails: rare
+        if not hard.size:
+            return out, hard
+        if hard.size <= 16:  # the usual case: a few entries, in Python
+            tails = []
+            for i in hard.tolist():
+                value = int(out[i])
+                if value == _AMBIGUOUS:
+                    value = out[i] = self.locate(words[i : i + 1], rng)[0]
+                if value == _TAIL:
+                    tails.append(i)
+            return out, np.array(tails, dtype=np.intp)
+        ambiguous = hard[out[hard] == _AMBIGUOUS]
+        if ambiguous.size:
+            out[ambiguous] = self.locate(words[ambiguous], rng)
+        return out, hard[out[hard] == _TAIL]
 
 
 def _exp_pair(x: Fraction, prec: int) -> tuple[int, int]:
@@ -804,12 +814,10 @@ class _LaplaceTable:
         return np.where(negative, -out, out)
 
     def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        out, hard = self.table.sample(n, rng)
+        out, tail = self.table.sample(n, rng)
         result = out.astype(np.int64)
-        if hard.size:
-            tail = hard[out[hard] == _TAIL]
-            if tail.size:
-                result[tail] = self.tail(tail.size, rng)
+        if tail.size:
+            result[tail] = self.tail(tail.size, rng)
         return result
 
 
@@ -906,8 +914,7 @@ class _GaussianInversion:
             need = count - filled
             expected = need / self.rate  # + 4 standard deviations: one batch nearly always fills
             batch = min(int(expected + 4.0 * math.sqrt(expected)) + 8, _BLOCK)
-            got, hard = self.table.sample(batch, rng)
-            tail = hard[got[hard] == _TAIL] if hard.size else hard
+            got, tail = self.table.sample(batch, rng)
             if tail.size:
                 got = got.astype(np.int64)
                 got[tail] = self._tail(tail.size, rng)

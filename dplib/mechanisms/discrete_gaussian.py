@@ -22,6 +22,7 @@ from scipy import optimize, special
 from dplib._validation import as_generator, check_delta, check_epsilon
 from dplib.mechanisms._exact import MAX_GAUSSIAN_SIGMA, discrete_gaussian_of_float
 from dplib.mechanisms._integer import (
+    MAX_DRAWS,
     MAX_SCALE,
     _check_draws,
     _check_integer_sensitivity,
@@ -144,6 +145,14 @@ def sample_discrete_gaussian(
     >>> draws.shape, draws.dtype
     ((2, 5), dtype('int64'))
     """
+    if (  # the common call, valid as it is: the checks below would return these same values
+        type(sigma) is float
+        and 0.0 < sigma <= MAX_GAUSSIAN_SIGMA
+        and type(size) is int
+        and 0 <= size <= MAX_DRAWS
+        and type(rng) is np.random.Generator
+    ):
+        return discrete_gaussian_of_float(sigma, size, rng)
     sigma = _check_scale(sigma, "sigma")
     _check_sampler_sigma(sigma)
     shape = _check_draws(size)

@@ -18,6 +18,8 @@ import numpy as np
 from dplib._validation import as_generator, check_epsilon
 from dplib.mechanisms._exact import discrete_laplace_of_float
 from dplib.mechanisms._integer import (
+    MAX_DRAWS,
+    MAX_SCALE,
     _check_draws,
     _check_integer_sensitivity,
     _check_integer_values,
@@ -108,6 +110,14 @@ def sample_discrete_laplace(
     >>> sample_discrete_laplace(2.0, size=3, rng=0).dtype
     dtype('int64')
     """
+    if (  # the common call, valid as it is: the checks below would return these same values
+        type(scale) is float
+        and 0.0 < scale <= MAX_SCALE
+        and type(size) is int
+        and 0 <= size <= MAX_DRAWS
+        and type(rng) is np.random.Generator
+    ):
+        return discrete_laplace_of_float(scale, size, rng)
     scale = _check_scale(scale, "scale")
     shape = _check_draws(size)
     generator = as_generator(rng)

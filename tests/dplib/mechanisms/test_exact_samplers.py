@@ -462,3 +462,25 @@ def test_float_and_rational_entry_points_draw_the_same_stream():
         a = _exact.discrete_gaussian_of_float(sigma, 5000, np.random.default_rng(9))
         b = _exact.sample_discrete_gaussian_exact(Fraction(sigma), 5000, np.random.default_rng(9))
         assert np.array_equal(a, b)
+
+
+def test_small_calls_follow_the_law():
+    # Calls of 1,000 values resolve their few ambiguous words one by one (the path of short
+    # calls, and of the public samplers' fast path); 400 of them against the closed forms.
+    import dplib
+
+    rng = np.random.default_rng(21)
+    n = 400_000
+    x = np.concatenate([dplib.sample_discrete_laplace(2.0, 1000, rng=rng) for _ in range(400)])
+    q = float(np.exp(-0.5))
+    assert _binomial_ok(int((x == 0).sum()), n, (1 - q) / (1 + q))
+    assert _binomial_ok(int((x >= 2).sum()), n, q**2 / (1 + q))
+    assert _binomial_ok(int((x < 0).sum()), n, q / (1 + q))
+    sigma = 3.7405
+    y = np.concatenate([dplib.sample_discrete_gaussian(sigma, 1000, rng=rng) for _ in range(400)])
+    k = np.arange(-200, 201)
+    w = np.exp(-(k.astype(float) ** 2) / (2 * sigma**2))
+    w /= w.sum()
+    assert _binomial_ok(int((y == 0).sum()), n, float(w[k == 0][0]))
+    assert _binomial_ok(int((np.abs(y) >= sigma).sum()), n, float(w[np.abs(k) >= sigma].sum()))
+    assert _binomial_ok(int((y < 0).sum()), n, float(w[k < 0].sum()))

@@ -1,0 +1,419 @@
+"""Partition selection: release the keys that enough users have, when nobody listed the keys.
+
+Counting purchases per product needs the list of products. If it comes from the data, a key
+that only one user has is itself a secret: releasing it (even with a noisy count) reveals that
+someone has it. :func:`select_partitions` releases a key with a probability that depends on its
+number of distinct users ``n``, after each user is bounded to ``max_partitions = m`` keys
+(:func:`dplib.bound_contributions`), with an (epsilon, delta) guarantee under add/remove of a
+user. Two rules:
+
+``"laplace"`` (the simple one)
+    keep a key when ``n + Z >= threshold``, ``Z`` discrete Laplace of scale ``m / epsilon``
+    (Korolova, Kenthapadi, Mishra & Ntoulas 2009; Google's ``LaplacePartitionSelection``, here
+    with integer noise). A key that one user alone creates is released with probability
+    ``p = P(1 + Z >= threshold)``; a user creates at most ``m`` such keys, so
+    ``delta = 1 - (1 - p)**m`` (:func:`partition_selection_delta`); the threshold is the
+    smallest one whose delta is at most the target (:func:`partition_threshold`).
+``"optimal"`` (Desfontaines, Voss, Gipson & Mandayam 2022)
+    keep a key with ``n`` users with probability ``pi(n)``, the largest function with
+    ``pi(0) = 0`` allowed by (epsilon/m, delta')-DP between ``n - 1`` and ``n`` users:
+    ``pi(n) = min(e^eps' pi(n-1) + delta', 1 - e^-eps' (1 - pi(n-1) - delta'), 1)``
+    (their Theorem 1 and its closed form, :func:`partition_keep_probability`); it dominates
+    every other (epsilon, delta)-DP rule that depends on ``n`` only.
+
+Exactness. The Laplace rule adds exact integer noise to integer counts and compares with an
+integer threshold. The optimal rule draws Bernoulli(``pi~(n)``) exactly (a uniform 62-bit integer
+below an integer numerator), for the dyadic sequence ``pi~`` of :func:`_dyadic_keep_probabilities`:
+the recurrence evaluated in rational arithmetic with a rational lower bound on ``e^eps'`` and
+an upper bound on ``e^-eps'``, each value rounded *down* to a multiple of ``2**-62``. Every
+value then satisfies both DP constraints against its predecessor exactly, for the true
+``e^eps'`` (rounding down only tightens them), so the guarantee holds for the probabilities
+actually used; they are below the optimal ``pi(n)`` by at most ``n 2**-61`` (the price of
+exactness, measured in the tests).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from dplib._validation import as_generator, check_delta, check_epsilon, check_integer, check_real
+from dplib.mechanisms._count_noise import noise_scale
+from dplib.mechanisms._exact import _exp_neg_fixed
+from dplib.mechanisms.discrete_laplace import _discrete_laplace
+from dplib.queries.contributions import MAX_CONTRIBUTIONS, _bound_mask, _check_table
+
+__all__ = [
+    "PARTITION_RULES",
+    "select_partitions",
+    "partition_keep_probability",
+    "partition_selection_delta",
+    "partition_threshold",
+]
+
+#: The rules of :func:`select_partitions`.
+PARTITION_RULES = ("optimal", "laplace")
+_NOISES = ("discrete_laplace", "laplace")
+_BITS = 62  # the optimal rule's probabilities are multiples of 2**-62
+#: Largest threshold searched by :func:`partition_threshold`.
+_MAX_THRESHOLD = 2**53
+#: The optimal rule's sequence is computed up to this many users, then held constant.
+_MAX_STEPS = 10**6
+
+
+def _check_m(max_partitions: Any) -> int:
+    m = check_integer(max_partitions, "max_partitions", minimum=1)
+    if m > MAX_CONTRIBUTIONS:
+        raise ValueError(f"max_partitions must be an integer in [1, 2**20], got {max_partitions!r}")
+    return m
+
+
+def _check_rule(rule: Any) -> str:
+    if not isinstance(rule, str):
+        raise TypeError(f"rule must be one of {PARTITION_RULES}, got {type(rule).__name__}")
+    if rule not in PARTITION_RULES:
+        raise ValueError(f"rule must be one of {PARTITION_RULES}, got {rule!r}")
+    return rule
+
+
+def _check_noise(noise: Any) -> str:
+    if not isinstance(noise, str) or noise not in _NOISES:
+        raise ValueError(f"noise must be one of {_NOISES}, got {noise!r}")
+    return noise
+
+
+def _per_partition_delta(delta: float, m: int) -> float:
+    """``delta'`` for one key: ``delta`` for ``m = 1``; ``delta / m`` otherwise.
+
+    ``1 - (1 - delta / m)**m <= delta`` (Bernoulli's inequality), so the ``m`` keys one user
+    touches compose to (epsilon, delta) (Kairouz, Oh & Viswanath 2015, Theorem 3.3, whose
+    ``delta`` term for k mechanisms is ``1 - prod(1 - delta_i)``). Google's library uses the
+    exact root ``1 - (1 - delta)**(1/m)``, larger by ``O(delta**2)``; ``delta / m`` is exact in
+    rationals.
+    """
+    return delta if m == 1 else delta / m
+
+
+# --------------------------------------------------------------------------- the optimal rule
+
+
+def partition_keep_probability(
+    n: Any, epsilon: float, delta: float, *, max_partitions: int = 1
+) -> Any:
+    """The optimal keep probability ``pi(n)`` of a key with ``n`` distinct users.
+
+    Parameters
+    ----------
+    n : int or array_like of int
+        Numbers of distinct users, ``>= 0``.
+    epsilon : float
+        Finite, > 0; each key gets ``eps' = epsilon / max_partitions``.
+    delta : float
+        In [0, 1); each key gets ``delta' = delta`` (``m = 1``) or ``delta / m``.
+    max_partitions : int, keyword-only
+        ``m``, the most keys one user contributes to (after bounding).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        ``pi(n)`` in [0, 1], in double precision (the release uses the exact dyadic sequence
+        below it, see the module's notes).
+
+    Notes
+    -----
+    Desfontaines, Voss, Gipson & Mandayam (2022), "Differentially Private Partition Selection",
+    PoPETs 2022(1), Theorem 1: with ``n1 = 1 + floor(log1p(tanh(eps'/2) (1/delta' - 1)) / eps')``
+    and ``n2 = n1 + floor(log1p(expm1(eps') / delta' (1 - pi(n1))) / eps')``,
+
+    * ``pi(n) = expm1(n eps') / expm1(eps') delta'`` for ``1 <= n <= n1``,
+    * ``pi(n) = pi(n1) - (1 - pi(n1) + delta' / expm1(eps')) expm1(-(n - n1) eps')`` for
+      ``n1 < n <= n2``,
+    * ``pi(n) = 1`` beyond, and ``pi(0) = 0``;
+
+    as Google's ``NearTruncatedGeometricPartitionSelection::ProbabilityOfKeep`` computes it.
+
+    Examples
+    --------
+    >>> round(float(partition_keep_probability(8, 0.5, 0.02)), 8)  # Google's test figure
+    0.86807081
+    """
+    counts = np.asarray(n)
+    if counts.dtype.kind not in "iuf" or isinstance(n, bool):
+        raise TypeError(f"n must be an integer or an array of integers >= 0, got {n!r}")
+    if counts.dtype.kind == "f" and (
+        not np.all(np.isfinite(counts)) or np.any(counts != np.round(counts))
+    ):
+        raise ValueError("n must hold integers >= 0 (numbers of users)")
+    if np.any(counts < 0):
+        raise ValueError("n must hold integers >= 0 (numbers of users)")
+    eps = check_epsilon(epsilon)
+    m = _check_m(max_partitions)
+    d = _per_partition_delta(check_delta(delta), m)
+    e = eps / m
+    counts = counts.astype(float)
+    if e > 700:
+        raise ValueError(
+            f"epsilon / max_partitions must be at most 700 (e**epsilon overflows a double), got "
+            f"epsilon={epsilon!r}"
+        )
+    if d == 0:
+        out = np.zeros_like(counts)
+    else:
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            # log1p(tanh(e/2) (1/d - 1)) = log(d + tanh(e/2) (1 - d)) - log(d), without 1/d
+            ratio = (math.log(d + math.tanh(e / 2) * (1 - d)) - math.log(d)) / e
+            n1 = 1 + math.floor(min(ratio, 2.0**62))
+            p1 = min(math.expm1(min(n1 * e, 700.0)) / math.expm1(e) * d, 1.0)
+            lin = np.minimum(np.expm1(np.minimum(counts * e, 700.0)) / math.expm1(e) * d, 1.0)
+            tail = p1 - (1 - p1 + d / math.expm1(e)) * np.expm1(-(counts - n1) * e)
+            out = np.where(counts <= n1, lin, np.minimum(tail, 1.0))
+        out = np.where(counts == 0, 0.0, out)
+        if not np.all(np.isfinite(out)):
+            raise ValueError(
+                f"epsilon and delta are too extreme for pi(n) in double precision, got "
+                f"epsilon={epsilon!r}, delta={delta!r}"
+            )
+        out = np.clip(out, 0.0, 1.0)
+    return float(out) if out.ndim == 0 else out
+
+
+@functools.lru_cache(maxsize=32)
+def _dyadic_keep_probabilities(epsilon: float, delta: float, m: int, n_max: int) -> np.ndarray:
+    """Numerators ``k_n`` of ``pi~(n) = k_n / 2**62`` for ``n = 0..n_max`` (see module notes).
+
+    Integer arithmetic in units of ``2**-62``: ``S / 2**80 >= exp(-eps')`` from certified integer
+    bounds on ``exp`` (:func:`dplib.mechanisms._exact._exp_neg_fixed`), ``R / 2**80 <= 2**80 / S
+    <= exp(eps')``, ``D = floor(delta' 2**62) <= delta' 2**62``. Each step is
+    ``k_n = min(floor(R k_{n-1} / 2**80) + D, 2**62 - ceil(S (2**62 - k_{n-1} - D) / 2**80),
+    2**62)``: every rounding goes down, so ``pi~(n) <= e^eps' pi~(n-1) + delta'`` and
+    ``1 - pi~(n-1) <= e^eps' (1 - pi~(n)) + delta'`` hold exactly for the true ``e^eps'`` and
+    ``delta'``; the reverse constraints hold because the sequence is non-decreasing. Past
+    ``10**6`` users the value is held constant (still valid: equal neighbours satisfy both).
+    """
+    one = 1 << _BITS
+    prec = 80
+    d_int = math.floor(Fraction(_per_partition_delta_fraction(delta, m)) * one)
+    _, hi = _exp_neg_fixed(Fraction(epsilon) / m, prec)
+    s_int = min(max(hi, 1), 1 << prec)  # s = S / 2**80 in [exp(-eps'), 1]
+    r_int = (1 << (2 * prec)) // s_int  # R / 2**80 <= 1 / s <= exp(eps')
+    steps = min(n_max, _MAX_STEPS)
+    out = np.empty(n_max + 1, dtype=np.int64)
+    out[0] = 0
+    k = 0
+    for n in range(1, steps + 1):
+        if k < one:
+            up = ((r_int * k) >> prec) + d_int
+            rest = one - k - d_int
+            down = one - (-((-s_int * rest) >> prec)) if rest > 0 else one
+            k = min(up, down, one)  # >= k: R >= 2**80 and S <= 2**80
+        out[n] = k
+    out[steps + 1 :] = k
+    out.flags.writeable = False  # cached: shared between calls
+    return out
+
+
+def _per_partition_delta_fraction(delta: float, m: int) -> Fraction:
+    return Fraction(delta) if m == 1 else Fraction(delta) / m
+
+
+# --------------------------------------------------------------------------- the Laplace rule
+
+
+def _one_user_probability(threshold: float, epsilon: float, m: int, noise: str) -> float:
+    """``p = P(1 + Z >= threshold)`` for the noise of the Laplace rule (scale ``m / epsilon``)."""
+    if noise == "laplace":
+        b = m / epsilon
+        t = threshold - 1
+        return 0.5 * math.exp(-t / b) if t >= 0 else 1 - 0.5 * math.exp(t / b)
+    scale = noise_scale(m, epsilon)  # the scale the release uses (rounded up)
+    q = math.exp(-1 / scale)
+    k = math.ceil(threshold) - 1  # P(Z >= k), Z discrete Laplace: q**k / (1 + q) for k >= 0
+    if k >= 0:
+        return math.exp(k * -1 / scale) / (1 + q) if k > 0 else 1 / (1 + q)
+    return 1 - math.exp((1 - k) * -1 / scale) / (1 + q)
+
+
+def partition_selection_delta(
+    threshold: float,
+    epsilon: float,
+    *,
+    max_partitions: int = 1,
+    noise: str = "discrete_laplace",
+) -> float:
+    """The delta of the Laplace rule "keep when ``n + Z >= threshold``".
+
+    Parameters
+    ----------
+    threshold : float
+        The threshold on the noisy number of users (finite; an integer is natural for the
+        discrete noise, whose values are integers).
+    epsilon : float
+        Finite, > 0; the noise scale is ``max_partitions / epsilon``.
+    max_partitions : int, keyword-only
+        ``m``, the most keys one user contributes to.
+    noise : {"discrete_laplace", "laplace"}, keyword-only
+        The noise of :func:`select_partitions` (discrete, the default), or the continuous Laplace
+        of Google's ``LaplacePartitionSelection`` (to compare with its figures).
+
+    Returns
+    -------
+    float
+        ``delta = 1 - (1 - p)**m`` with ``p = P(1 + Z >= threshold)``: the probability that a
+        user who alone has ``m`` keys gets at least one of them released. For the discrete
+        Laplace of scale ``s`` (``q = e**(-1/s)``), ``P(Z >= k) = q**k / (1 + q)`` for ``k >= 0``
+        and ``1 - q**(1 - k) / (1 + q)`` for ``k < 0``, with ``k = ceil(threshold) - 1``; for
+        the continuous Laplace, ``p = exp(-(threshold - 1) / s) / 2`` above 1. Exact up to the
+        rounding of doubles (relative error ``~1e-15``).
+
+    Notes
+    -----
+    On neighbours that differ by one user, the keys that user alone has are released with
+    probability ``p`` each on one side and never on the other: this is the delta; on every other
+    key the noisy counts differ by at most 1 in at most ``m`` keys, which the scale ``m /
+    epsilon`` makes epsilon-DP (Korolova et al. 2009; Wilson et al. 2020, Section 4; Google's
+    ``LaplacePartitionSelection::CalculateDelta``, whose ``1 - (1 - p)**m`` this is).
+
+    Examples
+    --------
+    >>> round(partition_selection_delta(2, math.log(3), noise="laplace"), 8)  # Google's figure
+    0.16666667
+    """
+    t = check_real(threshold, "threshold")
+    eps = check_epsilon(epsilon)
+    m = _check_m(max_partitions)
+    kind = _check_noise(noise)
+    p = _one_user_probability(t, eps, m, kind)
+    if p >= 1:
+        return 1.0
+    return float(-math.expm1(m * math.log1p(-p)))
+
+
+def partition_threshold(epsilon: float, delta: float, *, max_partitions: int = 1) -> int:
+    """The smallest integer threshold whose Laplace rule (discrete noise) has delta <= ``delta``.
+
+    Parameters
+    ----------
+    epsilon : float
+        Finite, > 0.
+    delta : float
+        In (0, 1).
+    max_partitions : int, keyword-only
+
+    Returns
+    -------
+    int
+        ``min {t integer >= 1 : partition_selection_delta(t, epsilon, max_partitions) <= delta}``
+        (the delta decreases with ``t``), found by bisection on the closed form.
+
+    Examples
+    --------
+    >>> partition_threshold(1.0, 1e-6)
+    15
+    """
+    eps = check_epsilon(epsilon)
+    target = check_delta(delta, allow_zero=False)
+    m = _check_m(max_partitions)
+    scale = noise_scale(m, eps)
+    # delta(t) <= m p and p = q**(t-1)/(1+q) <= e**(-(t-1)/s): t = 1 + s log(m / delta) suffices
+    top = 1 + math.ceil(scale * (math.log(m) - math.log(target))) + 1
+    if top > _MAX_THRESHOLD:
+        raise ValueError(
+            f"epsilon is too small for a threshold below 2**53, got epsilon={epsilon!r}, "
+            f"delta={delta!r}"
+        )
+    lo, hi = 1, max(top, 1)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if partition_selection_delta(mid, eps, max_partitions=m) <= target:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+# --------------------------------------------------------------------------- the release
+
+
+def select_partitions(
+    user_ids: Any,
+    keys: Any,
+    epsilon: float,
+    delta: float,
+    *,
+    max_partitions: int = 1,
+    rule: str = "optimal",
+    rng: Any = None,
+) -> np.ndarray:
+    """(epsilon, delta)-DP set of the keys that enough distinct users have.
+
+    Parameters
+    ----------
+    user_ids, keys : array_like, 1-d
+        One entry per row: the user and the key (group) of the row. Integers, finite floats or
+        strings; may be empty.
+    epsilon : float
+        Finite, > 0.
+    delta : float
+        In (0, 1): the probability budget of releasing a key that one user alone has.
+    max_partitions : int, keyword-only
+        ``m``: each user keeps at most ``m`` of their keys, chosen uniformly at random
+        (:func:`dplib.bound_contributions`), before the users per key are counted.
+    rule : {"optimal", "laplace"}, keyword-only
+        ``"optimal"``: keep a key with ``n`` users with probability ``pi~(n)``, the exact dyadic
+        version of Desfontaines et al.'s optimal ``pi(n)`` (:func:`partition_keep_probability`).
+        ``"laplace"``: keep it when ``n + Z >= partition_threshold(epsilon, delta, m)``, ``Z``
+        discrete Laplace of scale ``m / epsilon``.
+    rng : None, int or numpy.random.Generator, keyword-only
+
+    Returns
+    -------
+    numpy.ndarray
+        The kept keys, sorted, each once (empty when none is kept), of the dtype of ``keys``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For bad arguments (labels that are not 1-d numbers or strings, NaN, lengths that differ,
+        epsilon or delta out of range, an unknown rule); nothing is drawn then.
+
+    Notes
+    -----
+    (epsilon, delta)-DP under add/remove of one user with all their rows: Desfontaines et al.
+    (2022), Theorem 1 and Section 3.3 (users in several partitions: each key at
+    ``(epsilon / m, delta')``, composed over the ``m`` keys a user touches, Kairouz, Oh &
+    Viswanath 2015); for the Laplace rule, :func:`partition_selection_delta`. The outputs are
+    subsets of the input's keys chosen by exact integer draws: no floating-point noise is
+    released. Release counts for the selected keys with
+    :func:`dplib.private_count_by_key` and add its epsilon (sequential composition).
+
+    Examples
+    --------
+    >>> users = np.arange(1000) % 300
+    >>> keys = np.where(np.arange(1000) < 990, "popular", "rare")
+    >>> select_partitions(users, keys, 1.0, 1e-6, rng=0).tolist()
+    ['popular']
+    """
+    users, key_arr = _check_table(user_ids, keys)
+    eps = check_epsilon(epsilon)
+    dlt = check_delta(delta, allow_zero=False)
+    m = _check_m(max_partitions)
+    how = _check_rule(rule)
+    threshold = partition_threshold(eps, dlt, max_partitions=m) if how == "laplace" else 0
+    scale = noise_scale(m, eps)
+    generator = as_generator(rng)
+    mask = _bound_mask(users, key_arr, m, 1, generator)
+    distinct, n_users = np.unique(key_arr[mask], return_counts=True)
+    if distinct.size == 0:
+        return distinct
+    if how == "laplace":
+        noisy = n_users.astype(np.int64) + _discrete_laplace(scale, n_users.shape, generator)
+        return distinct[noisy >= threshold]
+    table = _dyadic_keep_probabilities(eps, dlt, m, int(n_users.max()))
+    numerators = table[n_users]
+    # Bernoulli(k / 2**62), exactly: a uniform integer in [0, 2**62) below k
+    draws = generator.integers(0, 1 << _BITS, size=n_users.size, dtype=np.int64)
+    return distinct[draws < numerators]

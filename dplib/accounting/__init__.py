@@ -6,6 +6,8 @@ composition  sequential, parallel, advanced (DRV 2010) and optimal (KOV 2015) co
 rdp          Renyi DP of the (subsampled) Gaussian and its conversion to (epsilon, delta)
 pld          privacy-loss distributions of the Poisson-subsampled Gaussian (tightest)
 dpsgd        epsilon of a DP-SGD run, and the noise multiplier for a target epsilon
+filters      privacy filters for adaptively chosen queries (basic, Rogers et al. 2016, Whitehouse
+             et al. 2023) and a zCDP budget; why composition theorems need a filter then
 """
 
 from dplib.accounting.accountant import PrivacyAccountant, Spend
@@ -22,6 +24,14 @@ from dplib.accounting.events import (
     PrivacyEvent,
     PureDpEvent,
     SampledGaussianEvent,
+    ZcdpEvent,
+)
+from dplib.accounting.filters import (
+    PrivacyFilter,
+    ZcdpFilter,
+    adaptive_composition_counterexample,
+    rogers2016_statistic,
+    whitehouse2023_statistic,
 )
 from dplib.accounting.pld import pld_epsilon_subsampled_gaussian
 from dplib.accounting.rdp import rdp_gaussian, rdp_subsampled_gaussian, rdp_to_dp, zcdp_to_dp
@@ -34,6 +44,12 @@ __all__ = [
     "ApproxDpEvent",
     "GaussianEvent",
     "SampledGaussianEvent",
+    "ZcdpEvent",
+    "PrivacyFilter",
+    "ZcdpFilter",
+    "rogers2016_statistic",
+    "whitehouse2023_statistic",
+    "adaptive_composition_counterexample",
     "sequential_composition",
     "parallel_composition",
     "advanced_composition",

@@ -14,6 +14,8 @@ How events compose (the smallest valid epsilon wins):
   when they all share one (sampling rate, noise multiplier), the privacy-loss-distribution
   accountant is tried too (Koskela et al. 2020; dp_accounting's PLD). They are converted at the
   part of the delta budget that explicit (epsilon, delta) spends have not used;
+* zCDP events (:class:`~dplib.accounting.events.ZcdpEvent`) join the RDP composition with the
+  curve ``alpha rho`` (Bun & Steinke 2016, Definition 1.1; Mironov 2017, Proposition 1);
 * pure events either add to that (basic composition) or join the RDP composition as
   ``min(eps, alpha eps^2 / 2)``-RDP (epsilon-DP implies eps^2/2-zCDP, Bun & Steinke 2016,
   Proposition 1.4); whichever is smaller.
@@ -34,6 +36,7 @@ from dplib.accounting.events import (
     PrivacyEvent,
     PureDpEvent,
     SampledGaussianEvent,
+    ZcdpEvent,
 )
 from dplib.accounting.pld import _auto_epsilon
 from dplib.accounting.rdp import (
@@ -81,12 +84,14 @@ def _composed_epsilon(
     approx_eps = math.fsum(e.epsilon for e in events if isinstance(e, ApproxDpEvent))
     approx_delta = math.fsum(e.delta for e in events if isinstance(e, ApproxDpEvent))
     gaussians = [e for e in events if isinstance(e, GaussianEvent | SampledGaussianEvent)]
-    if not gaussians:
+    # rho-zCDP events join the RDP composition as the curve alpha * rho (Bun & Steinke 2016)
+    zcdp = math.fsum(e.rho for e in events if isinstance(e, ZcdpEvent))
+    if not gaussians and zcdp == 0:
         return pure + approx_eps, approx_delta
     delta_left = delta - approx_delta
     if delta_left <= 0:
         return math.inf, delta
-    gaussian_rdp = sum(_gaussian_rdp(e) for e in gaussians)
+    gaussian_rdp = sum(_gaussian_rdp(e) for e in gaussians) + zcdp * _ORDERS
     candidates = [pure + rdp_to_dp(_ORDERS, gaussian_rdp, delta_left)[0]]
     pure_events = [e.epsilon for e in events if isinstance(e, PureDpEvent)]
     if pure_events:
@@ -98,7 +103,7 @@ def _composed_epsilon(
         else (e.sampling_rate, e.noise_multiplier)
         for e in gaussians
     }
-    if use_pld and len(parameters) == 1:
+    if use_pld and len(parameters) == 1 and zcdp == 0:
         (q, sigma), steps = parameters.pop(), sum(e.count for e in gaussians)
         # The grid is chosen here (finest that fits in memory; each gives a valid bound); when
         # none fits, the RDP candidates stand alone.
@@ -227,6 +232,10 @@ class PrivacyAccountant:
         else:
             event = SampledGaussianEvent(sampling_rate, noise_multiplier, count)
         self.spend_event(event, label=label)
+
+    def spend_zcdp(self, rho: float, *, label: str | None = None) -> None:
+        """Charge a ``rho``-zCDP release (its RDP curve ``alpha rho`` joins the Gaussian ones), or refuse."""
+        self.spend_event(ZcdpEvent(rho), label=label)
 
     def spend_event(self, event: PrivacyEvent, *, label: str | None = None) -> None:
         """Charge any privacy event, or raise BudgetExceededError and change nothing."""

@@ -37,6 +37,7 @@ __all__ = [
     "ApproxDpEvent",
     "GaussianEvent",
     "SampledGaussianEvent",
+    "ZcdpEvent",
 ]
 
 
@@ -109,3 +110,22 @@ class SampledGaussianEvent(PrivacyEvent):
             self, "noise_multiplier", _check_noise_multiplier(self.noise_multiplier)
         )
         object.__setattr__(self, "count", check_integer(self.count, "count", minimum=1))
+
+
+@dataclass(frozen=True)
+class ZcdpEvent(PrivacyEvent):
+    """A release that is ``rho``-zCDP (zero-concentrated DP, Bun & Steinke 2016, Definition 1.1).
+
+    Its Renyi-DP curve is ``alpha rho`` at every order ``alpha > 1``, so an accountant composes it
+    with Gaussian events by adding curves, and :class:`dplib.ZcdpFilter` holds a budget of it.
+    """
+
+    rho: float
+
+    def __post_init__(self) -> None:
+        value = check_positive(self.rho, "rho")
+        if value > 1e300:
+            raise ValueError(
+                f"rho must be <= 1e300 (the privacy loss would overflow), got {self.rho!r}"
+            )
+        object.__setattr__(self, "rho", value)

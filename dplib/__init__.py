@@ -20,10 +20,17 @@ Synthetic data and range queries
 Queries and sensitivities
     clamp, private_count, private_sum, private_mean, private_histogram, count_sensitivity,
     sum_sensitivity, mean_sensitivity, histogram_sensitivity, linear_query_sensitivity
+Many rows per user, keys nobody listed, several quantiles
+    bound_contributions, contribution_sensitivity, private_count_by_key, private_sum_by_key,
+    private_rows_cap, select_partitions (partition selection), partition_keep_probability,
+    partition_selection_delta, partition_threshold, quantile_utility, private_quantiles,
+    private_variance
 Accounting
     PrivacyAccountant, BudgetExceededError, sequential_composition, parallel_composition,
     advanced_composition, optimal_composition, rdp_gaussian, rdp_subsampled_gaussian, rdp_to_dp,
     zcdp_to_dp, pld_epsilon_subsampled_gaussian, dpsgd_epsilon, noise_multiplier_for
+    PrivacyFilter and ZcdpFilter (budgets for adaptively chosen queries), ZcdpEvent,
+    rogers2016_statistic, whitehouse2023_statistic, adaptive_composition_counterexample
 Learning and auditing
     DPNaiveBayes, DPSGDClassifier, per_example_gradients, clip_gradients, noisy_gradient,
     poisson_sample, loss_threshold_attack, epsilon_lower_bound, audit_mechanism,
@@ -115,6 +122,19 @@ _EXPORTS: dict[str, str] = {
     "sum_sensitivity": "dplib.queries.sensitivity",
     "mean_sensitivity": "dplib.queries.sensitivity",
     "linear_query_sensitivity": "dplib.queries.sensitivity",
+    # many rows per user, keys nobody listed, several quantiles (issue 40)
+    "bound_contributions": "dplib.queries.contributions",
+    "contribution_sensitivity": "dplib.queries.contributions",
+    "private_count_by_key": "dplib.queries.contributions",
+    "private_sum_by_key": "dplib.queries.contributions",
+    "private_rows_cap": "dplib.queries.contributions",
+    "select_partitions": "dplib.queries.partition_selection",
+    "partition_keep_probability": "dplib.queries.partition_selection",
+    "partition_selection_delta": "dplib.queries.partition_selection",
+    "partition_threshold": "dplib.queries.partition_selection",
+    "quantile_utility": "dplib.queries.quantiles",
+    "private_quantiles": "dplib.queries.quantiles",
+    "private_variance": "dplib.queries.quantiles",
     # models
     "DPNaiveBayes": "dplib.learning.naive_bayes",
     "DPSGDClassifier": "dplib.dpsgd.classifier",
@@ -146,6 +166,13 @@ _EXPORTS: dict[str, str] = {
     "pld_epsilon_subsampled_gaussian": "dplib.accounting.pld",
     "dpsgd_epsilon": "dplib.accounting.dpsgd",
     "noise_multiplier_for": "dplib.accounting.dpsgd",
+    # budgets for adaptively chosen queries and zCDP (issue 40)
+    "ZcdpEvent": "dplib.accounting.events",
+    "PrivacyFilter": "dplib.accounting.filters",
+    "ZcdpFilter": "dplib.accounting.filters",
+    "rogers2016_statistic": "dplib.accounting.filters",
+    "whitehouse2023_statistic": "dplib.accounting.filters",
+    "adaptive_composition_counterexample": "dplib.accounting.filters",
 }
 
 _SUBMODULES = (

@@ -8,6 +8,12 @@ One job per module:
   ``private_mean`` and ``private_histogram``, noise-safe on IEEE doubles (chapter 02, Laplace);
 - :mod:`~dplib.queries.selection` -- private medians, modes and a coin's bias by the exponential
   mechanism, and its utility guarantee (chapter 03).
+- :mod:`~dplib.queries.contributions` -- tables with many rows per user: contribution bounding
+  and per-key counts and sums (Wilson et al. 2020);
+- :mod:`~dplib.queries.partition_selection` -- releasing the keys enough users have when nobody
+  listed them (Desfontaines et al. 2022; the Laplace threshold);
+- :mod:`~dplib.queries.quantiles` -- several quantiles at once (Kaplan, Schnapp & Stemmer 2022)
+  and a variance.
 
 The mechanisms themselves live in :mod:`dplib.mechanisms`.
 """

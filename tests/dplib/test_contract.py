@@ -70,6 +70,9 @@ _CANARY_X = _rng.uniform(0.0, 1.0, size=(8, 2))
 _CANARY_Y = np.array([0, 1] * 4)
 _PARAMS = [np.full((2, 2), 0.1), np.zeros(2)]  # one linear layer: W (2x2), b (2)
 _GRADS = np.array([[3.0, 4.0], [0.3, 0.4], [0.0, 0.0]])
+_USERS = np.array([1, 1, 2, 3, 3, 3])  # a table with several rows per user (issue 40)
+_KEYS = np.array(["a", "b", "a", "a", "b", "c"])
+_ROWS = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
 
 
 def _laplace_unit(x, rng, size=None):
@@ -204,6 +207,25 @@ BASELINES: dict[str, Baseline] = {
     ),
     "shuffle_epsilon_closed_form": call(1.0, 10_000, 1e-6),
     "shuffle_epsilon_numerical": call(1.0, 10_000, 1e-6),
+    # many rows per user, keys nobody listed, several quantiles, adaptive budgets (issue 40)
+    "bound_contributions": call(_USERS, _KEYS, _ROWS, max_partitions=1, max_rows=1, rng=0),
+    "contribution_sensitivity": call(2, 3, 1.5),
+    "private_count_by_key": call(_USERS, _KEYS, ["a", "b"], 1.0, max_partitions=2, rng=0),
+    "private_sum_by_key": call(_USERS, _KEYS, _ROWS, ["a", "b"], 0.0, 10.0, 1.0, rng=0),
+    "private_rows_cap": call(_USERS, 1.0, quantile=0.5, upper=10, rng=0),
+    "select_partitions": call(_USERS, _KEYS, 1.0, 1e-3, max_partitions=1, rng=0),
+    "partition_keep_probability": call([0, 1, 5, 20], 0.5, 0.02, max_partitions=1),
+    "partition_selection_delta": call(5, 1.0, max_partitions=2),
+    "partition_threshold": call(1.0, 1e-6, max_partitions=2),
+    "quantile_utility": call(_X[:, 0], [0.2, 0.5], 0.5),
+    "private_quantiles": call(_X[:, 0], [0.25, 0.5], 0.0, 1.0, 1.0, grid=21, rng=0),
+    "private_variance": call(_X[:, 0], 0.0, 1.0, 1.0, rng=0),
+    "ZcdpEvent": call(0.5),
+    "PrivacyFilter": call(1.0, 1e-6, rule="whitehouse2023").then("spend", 0.1, 1e-8),
+    "ZcdpFilter": call(1.0).then("spend", 0.1),
+    "rogers2016_statistic": call([0.1, 0.2], 1.0, 1e-6),
+    "whitehouse2023_statistic": call([0.1, 0.2], 1e-6),
+    "adaptive_composition_counterexample": call(1.0, 0.05, 0.5),
 }
 
 # ----------------------------------------------------------------------------- hostile values

@@ -44,6 +44,31 @@ def _sgd(rows):
 
 #: name -> (release on 0 records, release on 1 record).
 ZERO_AND_ONE = {
+    # issue 40 (select_partitions: whether key 7 is released, a bool of one shape)
+    "private_count_by_key": (
+        lambda: dplib.private_count_by_key([], [], ["a", "b"], EPS, rng=0),
+        lambda: dplib.private_count_by_key([1], ["a"], ["a", "b"], EPS, rng=0),
+    ),
+    "private_sum_by_key": (
+        lambda: dplib.private_sum_by_key([], [], [], ["a"], 0.0, 1.0, EPS, rng=0),
+        lambda: dplib.private_sum_by_key([1], ["a"], [0.5], ["a"], 0.0, 1.0, EPS, rng=0),
+    ),
+    "private_rows_cap": (
+        lambda: dplib.private_rows_cap([], EPS, upper=5, rng=0),
+        lambda: dplib.private_rows_cap([1], EPS, upper=5, rng=0),
+    ),
+    "select_partitions": (
+        lambda: np.isin([7], dplib.select_partitions([], [], EPS, 0.1, rng=0)),
+        lambda: np.isin([7], dplib.select_partitions([1], [7], EPS, 0.1, rng=0)),
+    ),
+    "private_quantiles": (
+        lambda: dplib.private_quantiles([], [0.5, 0.9], 0, 1, EPS, grid=11, rng=0),
+        lambda: dplib.private_quantiles([0.3], [0.5, 0.9], 0, 1, EPS, grid=11, rng=0),
+    ),
+    "private_variance": (
+        lambda: dplib.private_variance([], 0.0, 1.0, EPS, rng=0),
+        lambda: dplib.private_variance([0.3], 0.0, 1.0, EPS, rng=0),
+    ),
     "private_count": (
         lambda: dplib.private_count([], EPS, rng=0),
         lambda: dplib.private_count([1.0], EPS, rng=0),

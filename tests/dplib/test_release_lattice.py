@@ -100,6 +100,38 @@ _GAUSS_STEP = _gaussian_plan(1.0, EPS, 1e-5, 1)[0]
 #: name -> (output on D, output on its neighbour D', is each entry on the fixed set?). Add/remove
 #: neighbours unless the release's default relation is replace-one (private_mean).
 LATTICES = {
+    # issue 40: per-key counts (integers), per-key sums (the grid of private_sum for the span 1
+    # and epsilon / (m r) = EPS), a cap (an integer of 1..5), the kept keys (among the input's),
+    # quantiles (grid points); private_variance is post-processing of lattice statistics
+    # (tests/dplib/queries/test_quantiles.py::test_variance_releases_only_lattice_statistics)
+    "private_count_by_key": (
+        lambda g: _flat(dplib.private_count_by_key([], [], ["a"], EPS, rng=g)),
+        lambda g: _flat(dplib.private_count_by_key([1], ["a"], ["a"], EPS, rng=g)),
+        _integers,
+    ),
+    "private_sum_by_key": (
+        lambda g: _flat(dplib.private_sum_by_key([], [], [], ["a"], 0.0, 1.0, EPS, rng=g)),
+        lambda g: _flat(dplib.private_sum_by_key([1], ["a"], [1.0], ["a"], 0.0, 1.0, EPS, rng=g)),
+        _grid(_SUM_STEP),
+    ),
+    "private_rows_cap": (
+        lambda g: _flat(dplib.private_rows_cap([1], EPS, upper=5, rng=g)),
+        lambda g: _flat(dplib.private_rows_cap([1, 1, 1], EPS, upper=5, rng=g)),
+        _among([1, 2, 3, 4, 5]),
+    ),
+    "select_partitions": (
+        lambda g: _flat(dplib.select_partitions([], [], EPS, 0.1, rng=g)),
+        lambda g: _flat(dplib.select_partitions([1], [7], EPS, 0.1, rng=g)),
+        _among([7]),
+    ),
+    "private_quantiles": (
+        lambda g: _flat(dplib.private_quantiles([0.2], [0.25, 0.5], 0, 1, EPS, grid=11, rng=g)),
+        lambda g: _flat(
+            dplib.private_quantiles([0.2, 0.9], [0.25, 0.5], 0, 1, EPS, grid=11, rng=g)
+        ),
+        _among(np.linspace(0, 1, 11)),
+    ),
+    "private_variance": (None, None, None),
     "private_count": (
         lambda g: _flat(dplib.private_count([], EPS, rng=g)),
         lambda g: _flat(dplib.private_count([1.0], EPS, rng=g)),

@@ -25,6 +25,11 @@ Many rows per user, keys nobody listed, several quantiles
     private_rows_cap, select_partitions (partition selection), partition_keep_probability,
     partition_selection_delta, partition_threshold, quantile_utility, private_quantiles,
     private_variance
+Beyond global sensitivity
+    local_sensitivity, local_sensitivity_at_distance, smooth_sensitivity_median,
+    smooth_laplace_parameters, smooth_median, distance_to_instability, ptr_median (propose-test-
+    release), sample_and_aggregate, marginals_error_lower_bound (the packing bound),
+    marginals_laplace_error
 Accounting
     PrivacyAccountant, BudgetExceededError, sequential_composition, parallel_composition,
     advanced_composition, optimal_composition, rdp_gaussian, rdp_subsampled_gaussian, rdp_to_dp,
@@ -38,11 +43,13 @@ Learning and auditing
 Subpackages, in the order the course teaches them
     dplib.attacks (00: why anonymization fails), dplib.mechanisms (01-05, 07: the mechanisms;
     dplib.mechanisms.rr_confidence, randomized response's confidence intervals),
-    dplib.queries (02-03: private counts, sums, means and histograms, their sensitivities,
-    private medians and modes), dplib.accounting (04-07), dplib.learning and dplib.dpsgd (02, 06:
-    naive Bayes, DP-SGD), dplib.auditing (06), dplib.views (08: hierarchies and PrivTree for
-    range queries), dplib.synthesis (08: MWEM and marginal synthesis), dplib.testing (statistical
-    assertions) and dplib.datasets (the notebooks' seeded data)
+    dplib.queries (02-03, 09: private counts, sums, means and histograms, their sensitivities,
+    private medians and modes; local and smooth sensitivity, propose-test-release,
+    sample-and-aggregate, the packing lower bound), dplib.accounting (04-07), dplib.learning
+    and dplib.dpsgd (02, 06: naive Bayes, DP-SGD), dplib.auditing (06), dplib.views (08:
+    hierarchies and PrivTree for range queries), dplib.synthesis (08: MWEM and marginal
+    synthesis), dplib.testing (statistical assertions) and dplib.datasets (the notebooks'
+    seeded data)
 """
 
 from __future__ import annotations
@@ -135,6 +142,17 @@ _EXPORTS: dict[str, str] = {
     "quantile_utility": "dplib.queries.quantiles",
     "private_quantiles": "dplib.queries.quantiles",
     "private_variance": "dplib.queries.quantiles",
+    # beyond global sensitivity (notebook 09)
+    "local_sensitivity": "dplib.queries.local_sensitivity",
+    "local_sensitivity_at_distance": "dplib.queries.local_sensitivity",
+    "smooth_sensitivity_median": "dplib.queries.smooth_sensitivity",
+    "smooth_laplace_parameters": "dplib.queries.smooth_sensitivity",
+    "smooth_median": "dplib.queries.smooth_sensitivity",
+    "distance_to_instability": "dplib.queries.propose_test_release",
+    "ptr_median": "dplib.queries.propose_test_release",
+    "sample_and_aggregate": "dplib.queries.sample_aggregate",
+    "marginals_error_lower_bound": "dplib.queries.packing",
+    "marginals_laplace_error": "dplib.queries.packing",
     # models
     "DPNaiveBayes": "dplib.learning.naive_bayes",
     "DPSGDClassifier": "dplib.dpsgd.classifier",

@@ -14,6 +14,14 @@ One job per module:
   listed them (Desfontaines et al. 2022; the Laplace threshold);
 - :mod:`~dplib.queries.quantiles` -- several quantiles at once (Kaplan, Schnapp & Stemmer 2022)
   and a variance.
+- :mod:`~dplib.queries.local_sensitivity` -- local sensitivity of the median and the mean, and at
+  distance k (chapter 09);
+- :mod:`~dplib.queries.smooth_sensitivity` -- the smooth sensitivity of the median and the
+  (epsilon, delta)-DP median it gives (Nissim, Raskhodnikova & Smith 2007);
+- :mod:`~dplib.queries.propose_test_release` -- distance to instability and the
+  propose-test-release median (Dwork & Lei 2009);
+- :mod:`~dplib.queries.sample_aggregate` -- sample-and-aggregate for any statistic;
+- :mod:`~dplib.queries.packing` -- the packing lower bound on the error of k counting queries.
 
 The mechanisms themselves live in :mod:`dplib.mechanisms`.
 """

@@ -178,6 +178,19 @@ BASELINES: dict[str, Baseline] = {
     "permute_and_flip": call([1.0, 2.0, 3.0], 1.0, 1.0, rng=0),
     "exponential_utility_bound": call(10, 1.0, 1.0, 0.05),
     "private_median": call([0.1, 0.4, 0.8], 0.0, 1.0, 1.0, rng=0),
+    # beyond global sensitivity (notebook 09)
+    "local_sensitivity": call([0.1, 0.4, 0.8], 0.0, 1.0),
+    "local_sensitivity_at_distance": call([0.1, 0.4, 0.8], 2, 0.0, 1.0),
+    "smooth_sensitivity_median": call([0.1, 0.4, 0.8], 0.1, 0.0, 1.0),
+    "smooth_laplace_parameters": call(1.0, 1e-6),
+    "smooth_median": call([0.1, 0.4, 0.8], 0.0, 1.0, 1.0, 1e-6, rng=0),
+    "distance_to_instability": call([0.1, 0.4, 0.45, 0.5, 0.8], 0.2, 0.0, 1.0),
+    "ptr_median": call([0.1, 0.4, 0.45, 0.5, 0.8], 0.0, 1.0, 0.2, 1.0, 1e-6, rng=0),
+    "sample_and_aggregate": call(
+        [0.1, 0.4, 0.8, 0.3], np.sum, 0.0, 1.0, 1.0, blocks=2, grid=11, rng=0
+    ),
+    "marginals_error_lower_bound": call(100, 1.0, 0.5),
+    "marginals_laplace_error": call(100, 1.0, 0.5),
     "private_mode": call([0, 1, 1, 2], 3, 1.0, rng=0),
     "above_threshold": call([0.0, 3.0, 10.0], 5.0, 1.0, rng=0),
     "sparse_vector": call([0.0, 3.0, 10.0, 12.0], 5.0, 1.0, 2, rng=0),

@@ -89,6 +89,19 @@ ZERO_AND_ONE = {
         lambda: dplib.private_median([], 0, 1, EPS, grid=11, rng=0),
         lambda: dplib.private_median([0.3], 0, 1, EPS, grid=11, rng=0),
     ),
+    # notebook 09 (replace-one releases: n = 0 has no neighbour but is answered all the same)
+    "smooth_median": (
+        lambda: dplib.smooth_median([], 0, 1, EPS, 1e-5, rng=0),
+        lambda: dplib.smooth_median([0.3], 0, 1, EPS, 1e-5, rng=0),
+    ),
+    "ptr_median": (  # both fail the test here: -1 for the bottom answer
+        lambda: _none(dplib.ptr_median([], 0, 1, 0.5, EPS, 1e-5, rng=0)),
+        lambda: _none(dplib.ptr_median([0.3], 0, 1, 0.5, EPS, 1e-5, rng=0)),
+    ),
+    "sample_and_aggregate": (  # add/remove: an empty block is a block
+        lambda: dplib.sample_and_aggregate([], np.sum, 0, 1, EPS, blocks=3, grid=11, rng=0),
+        lambda: dplib.sample_and_aggregate([0.3], np.sum, 0, 1, EPS, blocks=3, grid=11, rng=0),
+    ),
     "private_mode": (
         lambda: dplib.private_mode([], 3, EPS, rng=0),
         lambda: dplib.private_mode([1], 3, EPS, rng=0),

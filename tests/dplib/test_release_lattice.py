@@ -51,6 +51,9 @@ TEXTBOOK_FOR_TEACHING = {
     "floating-point caveat; secure_mode=True (Opacus's) narrows it without a proof",
     "DPSGDClassifier": "trains with noisy_gradient (float Gaussian noise, as Opacus does); the "
     "caveat is in its docstring and notebook 06, secure_mode=True as Opacus's",
+    "smooth_median": "Nissim, Raskhodnikova & Smith's (2007) smooth-sensitivity median, taught in "
+    "notebook 09: Laplace noise times a data-dependent scale, which no lattice fixed in advance can "
+    "follow; its docstring says it is a float release and points to ptr_median and private_median",
 }
 
 
@@ -72,6 +75,11 @@ def _among(values):
 
 def _flat(value) -> np.ndarray:
     return np.asarray(value, dtype=float).ravel()
+
+
+def _bottom(value):
+    """A release that may answer None (propose-test-release's bottom): None as 0.0."""
+    return 0.0 if value is None else value
 
 
 def _levels(release) -> np.ndarray:
@@ -155,6 +163,24 @@ LATTICES = {
     "private_median": (
         lambda g: _flat(dplib.private_median([0.2, 0.3], 0, 1, EPS, grid=11, rng=g)),
         lambda g: _flat(dplib.private_median([0.2, 0.3, 0.9], 0, 1, EPS, grid=11, rng=g)),
+        _among(np.linspace(0, 1, 11)),
+    ),
+    # notebook 09: PTR's median on the grid 2**-20 of [0, 1] (None read as 0.0, on it too);
+    # sample-and-aggregate's private median of the block values, a grid point
+    "ptr_median": (
+        lambda g: _flat(_bottom(dplib.ptr_median([0.5] * 61, 0, 1, 0.1, EPS, 1e-5, rng=g))),
+        lambda g: _flat(
+            _bottom(dplib.ptr_median([0.5] * 60 + [0.6], 0, 1, 0.1, EPS, 1e-5, rng=g))
+        ),
+        _grid(2.0**-20),
+    ),
+    "sample_and_aggregate": (
+        lambda g: _flat(
+            dplib.sample_and_aggregate([0.2] * 9, np.sum, 0, 1, EPS, blocks=3, grid=11, rng=g)
+        ),
+        lambda g: _flat(
+            dplib.sample_and_aggregate([0.2] * 10, np.sum, 0, 1, EPS, blocks=3, grid=11, rng=g)
+        ),
         _among(np.linspace(0, 1, 11)),
     ),
     "private_mode": (

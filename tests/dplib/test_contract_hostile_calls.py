@@ -15,31 +15,27 @@ or inf (8) or accepted wrong input (5).
 from __future__ import annotations
 
 import math
-import sys
 import time
 import warnings
-from pathlib import Path
 
+import hostile
 import numpy as np
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import hostile
 from hostile import TIME_LIMIT, nonfinite
 
-import dplib  # noqa: E402
-from dplib.accounting.shuffle import clone_pair_delta  # noqa: E402
-from dplib.attacks.audience import exact_size_from_rounded, padded_estimates  # noqa: E402
-from dplib.attacks.hashed_ids import reverse_hashes  # noqa: E402
-from dplib.mechanisms.frequency_oracles import unary_encoding_variance  # noqa: E402
-from dplib.synthesis.marginals import (  # noqa: E402
+import dplib
+from dplib.accounting.shuffle import clone_pair_delta
+from dplib.attacks.audience import exact_size_from_rounded, padded_estimates
+from dplib.attacks.hashed_ids import reverse_hashes
+from dplib.mechanisms.frequency_oracles import unary_encoding_variance
+from dplib.synthesis.marginals import (
     fit_joint,
     measure_marginals,
     sample_records,
     synthesize,
 )
-from dplib.testing import laplace_difference_cdf, laplace_scale_tolerance  # noqa: E402
-from dplib.views.hierarchy import (  # noqa: E402
+from dplib.testing import laplace_difference_cdf, laplace_scale_tolerance
+from dplib.views.hierarchy import (
     constrained_inference,
     noisy_tree_counts,
     range_decomposition,
@@ -238,7 +234,7 @@ def verdict(call_id: str) -> tuple[str | None, float]:
         took = time.perf_counter() - start
         if not names:
             return f"raises {type(exc).__name__} for a call with an answer: {str(exc)[:200]}", took
-        if any(names(str(exc), name) for name in names):
+        if any(hostile.names(str(exc), name) for name in names):
             return None, took
         return f"{type(exc).__name__} names none of {names}: {str(exc)[:200]!r}", took
     except BaseException as exc:  # noqa: BLE001 - every other exception is a breach

@@ -346,8 +346,9 @@ def select_partitions(
     *,
     max_partitions: int = 1,
     rule: str = "optimal",
+    return_counts: bool = False,
     rng: Any = None,
-) -> np.ndarray:
+) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """(epsilon, delta)-DP set of the keys that enough distinct users have.
 
     Parameters
@@ -367,12 +368,17 @@ def select_partitions(
         version of Desfontaines et al.'s optimal ``pi(n)`` (:func:`partition_keep_probability`).
         ``"laplace"``: keep it when ``n + Z >= partition_threshold(epsilon, delta, m)``, ``Z``
         discrete Laplace of scale ``m / epsilon``.
+    return_counts : bool, keyword-only
+        ``rule="laplace"`` only: also return the noisy numbers of distinct users ``n + Z`` of the
+        kept keys, at no extra cost (the analysis of the rule covers the noisy count of every
+        released key: Wilson et al. 2020, Section 4; OpenDP's ``make_laplace_threshold``).
     rng : None, int or numpy.random.Generator, keyword-only
 
     Returns
     -------
-    numpy.ndarray
-        The kept keys, sorted, each once (empty when none is kept), of the dtype of ``keys``.
+    numpy.ndarray, or (numpy.ndarray, numpy.ndarray of int64)
+        The kept keys, sorted, each once (empty when none is kept), of the dtype of ``keys``;
+        with ``return_counts``, also their noisy numbers of users (each at least the threshold).
 
     Raises
     ------
@@ -402,16 +408,23 @@ def select_partitions(
     dlt = check_delta(delta, allow_zero=False)
     m = _check_m(max_partitions)
     how = _check_rule(rule)
+    if not isinstance(return_counts, bool | np.bool_):
+        raise TypeError(f"return_counts must be True or False, got {return_counts!r}")
+    if return_counts and how != "laplace":
+        raise ValueError(
+            "return_counts=True needs rule='laplace' (the optimal rule releases no count)"
+        )
     threshold = partition_threshold(eps, dlt, max_partitions=m) if how == "laplace" else 0
     scale = noise_scale(m, eps)
     generator = as_generator(rng)
     mask = _bound_mask(users, key_arr, m, 1, generator)
     distinct, n_users = np.unique(key_arr[mask], return_counts=True)
-    if distinct.size == 0:
-        return distinct
     if how == "laplace":
         noisy = n_users.astype(np.int64) + _discrete_laplace(scale, n_users.shape, generator)
-        return distinct[noisy >= threshold]
+        kept = noisy >= threshold
+        return (distinct[kept], noisy[kept]) if return_counts else distinct[kept]
+    if distinct.size == 0:
+        return distinct
     table = _dyadic_keep_probabilities(eps, dlt, m, int(n_users.max()))
     numerators = table[n_users]
     # Bernoulli(k / 2**62), exactly: a uniform integer in [0, 2**62) below k

@@ -111,7 +111,9 @@ def quantile_utility(x: Any, candidates: Any, quantile: float) -> np.ndarray:
     -------
     numpy.ndarray
         One score ``<= 0`` per candidate; 0 where ``a`` of the data lie below and ``1 - a``
-        above. Adding or removing one value moves every score by at most ``max(a, 1 - a) <= 1``.
+        above. Adding or removing one value moves every score by at most ``max(a, 1 - a) <= 1``
+        (the sensitivity :func:`private_quantiles` uses; at ``a = 1/2`` the mechanism is
+        :func:`dplib.private_median`'s, whose score is twice this one with sensitivity 1).
 
     References
     ----------
@@ -139,21 +141,22 @@ def _exact_choice(
     epsilon: Fraction,
     generator: np.random.Generator,
 ) -> int:
-    """Index of a candidate drawn exactly with probability ∝ exp(epsilon u / 2), u the score.
+    """Index of a candidate drawn exactly with probability ∝ exp(epsilon u / (2 Delta)).
 
     ``u_c = -|(1 - a) below_c - a above_c|`` with ``a = P / Q``: ``u_c = -t_c / Q`` for the
-    integer ``t_c = |(Q - P) below_c - P above_c|``. Rejection sampling: propose ``c`` uniformly,
-    accept with ``exp(-gamma_c)``, ``gamma_c = epsilon (t_c - min t) / (2 Q)`` (a rational, so
-    Bernoulli(exp(-gamma)) is exact: Canonne, Kamath & Steinke 2020, Algorithm 1). The accepted
-    ``c`` has the law of the exponential mechanism (McSherry & Talwar 2007); the acceptance
-    rate is at least ``1 / len(cands)``.
+    integer ``t_c = |(Q - P) below_c - P above_c|``; adding or removing one value moves ``u`` by
+    at most ``Delta = max(a, 1 - a) = max(P, Q - P) / Q``. Rejection sampling: propose ``c``
+    uniformly, accept with ``exp(-gamma_c)``, ``gamma_c = epsilon (t_c - min t) / (2 max(P,
+    Q - P))`` (a rational, so Bernoulli(exp(-gamma)) is exact: Canonne, Kamath & Steinke 2020,
+    Algorithm 1). The accepted ``c`` has the law of the exponential mechanism (McSherry & Talwar
+    2007); the acceptance rate is at least ``1 / len(cands)``.
     """
     below = np.searchsorted(data, cands, side="left")
     above = data.size - np.searchsorted(data, cands, side="right")
     p, q = level.numerator, level.denominator
     t = [abs((q - p) * int(b) - p * int(a)) for b, a in zip(below, above, strict=True)]
     t_min = min(t)
-    scale = epsilon / (2 * q)
+    scale = epsilon / (2 * max(p, q - p))  # epsilon / (2 Delta Q), Delta = max(a, 1 - a)
     while True:
         index = int(generator.integers(0, cands.size))
         gap = t[index] - t_min
@@ -205,7 +208,8 @@ def private_quantiles(
     left, ``x > v`` right) and the candidates at ``v``; recurse on each side. Each of the
     ``L = ceil(log2(m + 1))`` levels of the recursion runs its mechanisms on disjoint parts of the
     data chosen from released values only, so it is ``epsilon / L``-DP (parallel composition;
-    the score's sensitivity is at most 1 and the exponent ``epsilon u / (2 L)``), and the levels
+    the score's sensitivity is ``Delta = max(a, 1 - a)`` for the rescaled level ``a`` and the
+    exponent ``epsilon u / (2 L Delta)``), and the levels
     compose to ``epsilon`` (KSS22, Theorem 3.1 with the exponential mechanism of McSherry &
     Talwar 2007). Sampling is exact (see the module's notes): the output is a public grid point
     and its law is exactly the mechanism's, so the floating-point attack has nothing to exploit.

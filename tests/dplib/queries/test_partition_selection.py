@@ -199,6 +199,26 @@ def test_popular_keys_are_released_and_output_is_sorted_unique():
         assert out.tolist() == ["a", "b"]
 
 
+def test_laplace_rule_releases_the_noisy_user_counts_it_thresholded(rng_seed):
+    # 50 users in "a": the count is 50 + Z, Z discrete Laplace of scale 1 / epsilon; the
+    # threshold (15 at eps 1, delta 1e-6) cuts mass below 2 e**-35 of it, so the law is Z's
+    from dplib.testing import assert_frequencies
+
+    gen = np.random.default_rng(rng_seed)
+    noise = []
+    for _ in range(3000):
+        keys, counts = select_partitions(
+            np.arange(50), ["a"] * 50, 1.0, 1e-6, rule="laplace", return_counts=True, rng=gen
+        )
+        assert keys.tolist() == ["a"] and counts[0] >= 15
+        noise.append(int(counts[0]) - 50)
+    support = np.arange(-20, 21)
+    pmf = discrete_laplace_pmf(support, noise_scale(1, 1.0))
+    observed = np.clip(np.array(noise), -21, 21) + 21  # 0: below -20, 42: above 20
+    tail = (1 - pmf.sum()) / 2  # the law is symmetric: each tail beyond 20 has half the rest
+    assert_frequencies(observed, np.concatenate([[tail], pmf, [tail]]), failure_prob=FAIL)
+
+
 # --------------------------------------------------------------------------- black-box audits
 
 
@@ -206,7 +226,7 @@ def _as_text(keys) -> str:
     return ",".join(str(k) for k in keys)
 
 
-@pytest.mark.parametrize("rule", ["optimal", "laplace"])
+@pytest.mark.parametrize("rule", ["optimal", "laplace", "laplace+counts"])
 def test_select_partitions_passes_a_dp_audit(rule, rng_seed):
     # D: three users in "a"; D': plus a fourth user alone in "b" (its own key) and also in "a"
     eps, delta = 1.0, 0.05
@@ -214,6 +234,11 @@ def test_select_partitions_passes_a_dp_audit(rule, rng_seed):
     d_prime = ([1, 2, 3, 4, 4], ["a", "a", "a", "a", "b"])
 
     def mechanism(data, rng):
+        if rule == "laplace+counts":
+            keys, counts = select_partitions(
+                *data, eps, delta, max_partitions=2, rule="laplace", return_counts=True, rng=rng
+            )
+            return _as_text(f"{k}:{c}" for k, c in zip(keys, counts, strict=True))
         return _as_text(select_partitions(*data, eps, delta, max_partitions=2, rule=rule, rng=rng))
 
     assert_dp(mechanism, d, d_prime, eps, delta=delta, n_samples=10_000, rng=rng_seed)
@@ -262,6 +287,8 @@ def test_zero_and_one_records_are_answered_alike():
         ({"keys": [math.nan, 1.0, 2.0]}, ValueError),
         ({"keys": None}, TypeError),
         ({"user_ids": [[1, 2, 3]]}, ValueError),
+        ({"return_counts": True}, ValueError),  # the optimal rule has no count
+        ({"return_counts": 1}, TypeError),
     ],
 )
 def test_bad_arguments_are_refused_before_any_draw(kwargs, error):

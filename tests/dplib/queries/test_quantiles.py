@@ -17,6 +17,7 @@ import pytest
 
 from dplib.queries import quantiles as qmod
 from dplib.queries.quantiles import private_quantiles, private_variance, quantile_utility
+from dplib.queries.selection import private_median_distribution
 from dplib.testing import assert_dp, assert_frequencies
 
 FAIL = 1e-9
@@ -44,9 +45,19 @@ def test_score_sensitivity_is_at_most_one_under_add_remove():
 
 
 def _em_law(x, grid, level, eps):
+    # the exponential mechanism with the score's sensitivity max(a, 1 - a)
     scores = quantile_utility(x, grid, level)
-    w = np.exp(eps * (scores - scores.max()) / 2)
+    w = np.exp(eps * (scores - scores.max()) / (2 * max(level, 1 - level)))
     return w / w.sum()
+
+
+def test_the_median_has_the_law_of_dplibs_private_median():
+    # an independent implementation: private_median's score -|below - above| (sensitivity 1)
+    # is twice this one at a = 1/2 (sensitivity 1/2), so the two laws coincide
+    x = [0.1, 0.2, 0.25, 0.7, 0.9, 0.95]
+    grid = np.linspace(0, 1, 9)
+    _, median_law = private_median_distribution(x, 0, 1, 1.3, grid=grid)
+    assert np.allclose(_em_law(x, grid, 0.5, 1.3), median_law, rtol=1e-12)
 
 
 def test_one_quantile_has_the_exponential_mechanisms_law(rng_seed):

@@ -14,8 +14,8 @@ and the whole interaction, stopped there, is (epsilon, delta)-DP however the req
 
 ``"basic"``
     refuse when ``sum epsilon_i > epsilon`` or ``sum delta_i > delta``: valid under full
-    adaptivity (Rogers et al. 2016, Theorem 3.6, the "simple composition" filter; OpenDP's fully
-    adaptive composition with its privacy filter).
+    adaptivity (Rogers et al. 2016: basic composition holds as a filter with adaptively chosen
+    parameters; OpenDP's fully adaptive composition with its privacy filter).
 ``"rogers2016"``
     Rogers et al. (2016), Theorem 5.1, with its constants: for ``delta in (0, 1/e)``, refuse when
     ``sum delta_i > delta / 2`` or ``K > epsilon`` with
@@ -32,10 +32,10 @@ and the whole interaction, stopped there, is (epsilon, delta)-DP however the req
     epsilons.
 
 :class:`ZcdpFilter` holds a budget ``rho`` of zero-concentrated DP (Bun & Steinke 2016): zCDP
-composes by adding the ``rho_i`` (their Lemma 2.3, for mechanisms chosen adaptively with
+composes by adding the ``rho_i`` (their composition lemma, for mechanisms chosen adaptively with
 ``rho_i`` fixed), and stopping when ``sum rho_i`` would exceed ``rho`` is valid with the
 ``rho_i`` themselves chosen adaptively: the Rényi filter of Feldman & Zrnic (2021), "Individual
-Privacy Accounting via a Rényi Filter", NeurIPS, Theorem 3.1, at every order ``alpha`` at once
+Privacy Accounting via a Rényi Filter", NeurIPS, at every order ``alpha`` at once
 (``rho``-zCDP is RDP ``alpha rho`` for all ``alpha``), and Whitehouse et al. (2023)'s zCDP
 filter. The total converts to (epsilon, delta) with :func:`dplib.zcdp_to_dp`.
 
@@ -373,7 +373,7 @@ class ZcdpFilter:
     :class:`GaussianEvent` (``count / (2 sigma^2)``, Bun & Steinke 2016, Proposition 1.6) and
     :class:`PureDpEvent` (``epsilon^2 / 2``, their Proposition 1.4). An (epsilon, delta) event with
     ``delta > 0`` has no zCDP parameter and is refused with a TypeError. Validity under full
-    adaptivity: Feldman & Zrnic (2021), Theorem 3.1 (Rényi filter) at every order; Whitehouse et
+    adaptivity: Feldman & Zrnic (2021)'s Rényi filter at every order; Whitehouse et
     al. (2023). The (epsilon, delta) guarantee of the whole run is :meth:`epsilon` at any
     ``delta``.
 
@@ -547,7 +547,7 @@ def adaptive_composition_counterexample(
     - eps1) + (1 - p) delta_B(epsilon + eps1) = delta + (1 - p) delta``: the interaction is not
     (epsilon, delta)-DP. Composition theorems are proved for parameters fixed in advance; with
     adaptively chosen parameters only a privacy filter's stopping rule is valid (Rogers, Roth,
-    Ullman & Vadhan 2016, Sections 1 and 3). The filters of this module (and
+    Ullman & Vadhan 2016). The filters of this module (and
     :func:`whitehouse2023_statistic`, advanced composition's rate in filter form) are valid;
     natural filters built on tight, profile-based composition are not in general (Tran, Koskela,
     Räisä & Honkela 2026, "f-Differential Privacy Filters: Validity and Approximate Solutions",

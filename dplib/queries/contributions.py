@@ -16,8 +16,9 @@ of per-key counts has L1 sensitivity ``m r`` and L2 sensitivity ``sqrt(m) r``; p
 values clamped to ``[lower, upper]`` have ``m r B`` and ``sqrt(m) r B`` with
 ``B = max(|lower|, |upper|)`` (:func:`contribution_sensitivity`). This is the contribution bounding of
 Wilson, Zhang, Lam, Desfontaines, Simmons-Marengo & Gipson (2020), "Differentially Private SQL
-with Bounded User Contribution", PoPETs 2020(2), Section 3 (per-partition and cross-partition
-bounds, Algorithm 1), and of Google's, OpenDP's and Tumult's libraries.
+with Bounded User Contribution", PoPETs 2020(2) (per-partition and cross-partition bounds;
+section and algorithm numbers not checked here), and of Google's, OpenDP's and Tumult's
+libraries.
 
 The caps trade bias for noise (Amin, Kulesza, Munoz Medina & Vassilvitskii 2019, "Bounding User
 Contributions: A Bias-Variance Trade-off in Differential Privacy", ICML): a small cap drops the
@@ -165,7 +166,7 @@ def _bound_mask(
     pair_codes, row_pair = np.unique(pair, return_inverse=True)
     row_pair = row_pair.reshape(-1)
     pair_user = pair_codes // (int(k.max()) + 1)
-    # L0: each user keeps m of its keys, uniformly at random (Wilson et al. 2020, Algorithm 1)
+    # L0: each user keeps m of its keys, uniformly at random (Wilson et al. 2020)
     keep_pair = _random_ranks(pair_user, generator) < m
     # Linf: each (user, key) keeps r of its rows, uniformly at random
     keep_row = _random_ranks(row_pair, generator) < r
@@ -214,8 +215,7 @@ def bound_contributions(
     -----
     The random choice (rather than, say, a user's first keys) makes the kept rows a function of
     the user's own rows and fresh randomness only, so that a user's presence changes at most
-    ``m`` keys by at most ``r`` rows each: Wilson et al. (2020), Section 3 and Algorithm 1;
-    Amin et al. (2019), Section 2. Bounding alone releases nothing; the sensitivities it gives
+    ``m`` keys by at most ``r`` rows each: Wilson et al. (2020); Amin et al. (2019). Bounding alone releases nothing; the sensitivities it gives
     are :func:`contribution_sensitivity`'s.
 
     Examples
@@ -256,7 +256,7 @@ def contribution_sensitivity(
     References
     ----------
     Wilson et al. (2020), "Differentially Private SQL with Bounded User Contribution", PoPETs,
-    Section 3 (L0 and Linf bounds, Lemma 3.1's sensitivity). Amin et al. (2019), ICML.
+    (the L0 and Linf bounds and the sensitivity they give). Amin et al. (2019), ICML.
 
     Examples
     --------
@@ -324,7 +324,7 @@ def private_count_by_key(
     Notes
     -----
     Epsilon-DP by the geometric mechanism (Ghosh, Roughgarden & Sundararajan 2009) applied to the
-    vector of bounded counts, whose L1 sensitivity is ``m r`` (Wilson et al. 2020, Section 3).
+    vector of bounded counts, whose L1 sensitivity is ``m r`` (Wilson et al. 2020).
     The random bounding is part of the mechanism; its randomness is independent of the noise.
 
     Examples
@@ -386,7 +386,7 @@ def private_sum_by_key(
     As :func:`dplib.private_sum` (add/remove), per key: every clamped value is rounded to the grid
     ``g = 2**e`` by monotone operations, so a row adds at most ``k = max(|k_lo|, |k_hi|)`` grid
     units to its key; a user adds at most ``r k`` to each of at most ``m`` keys, an integer L1
-    sensitivity ``m r k`` (Wilson et al. 2020, Section 3), and discrete Laplace noise of scale
+    sensitivity ``m r k`` (Wilson et al. 2020), and discrete Laplace noise of scale
     ``m r k / epsilon`` is added to each per-key integer sum (clamped to ``+-2**52``,
     1-Lipschitz). ``e`` is :func:`dplib.private_sum`'s grid exponent for the span ``B`` and the
     budget ``epsilon / (m r)``: the grid step is at most ``2**-20`` of ``B`` and of the noise scale.
@@ -458,7 +458,7 @@ def private_rows_cap(
     The rows per user form a dataset with one value per user, so adding or removing a user adds
     or removes one value: :func:`dplib.private_quantiles` over the integer candidates
     ``1, ..., upper`` (the exponential mechanism with the rank score, sensitivity 1; exact
-    sampling) is epsilon-DP for it (Amin et al. 2019, Section 5, choose the bound from a private
+    sampling) is epsilon-DP for it (Amin et al. 2019 choose the bound from a private
     quantile; Smith 2011 and OpenDP's quantile score for the utility).
     """
     from dplib.queries.quantiles import private_quantiles

@@ -274,7 +274,7 @@ def partition_selection_delta(
     On neighbours that differ by one user, the keys that user alone has are released with
     probability ``p`` each on one side and never on the other: this is the delta; on every other
     key the noisy counts differ by at most 1 in at most ``m`` keys, which the scale ``m /
-    epsilon`` makes epsilon-DP (Korolova et al. 2009; Wilson et al. 2020, Section 4; Google's
+    epsilon`` makes epsilon-DP (Korolova et al. 2009; Wilson et al. 2020; Google's
     ``LaplacePartitionSelection::CalculateDelta``, whose ``1 - (1 - p)**m`` this is).
 
     Examples
@@ -371,7 +371,7 @@ def select_partitions(
     return_counts : bool, keyword-only
         ``rule="laplace"`` only: also return the noisy numbers of distinct users ``n + Z`` of the
         kept keys, at no extra cost (the analysis of the rule covers the noisy count of every
-        released key: Wilson et al. 2020, Section 4; OpenDP's ``make_laplace_threshold``).
+        released key: Wilson et al. 2020; OpenDP's ``make_laplace_threshold``).
     rng : None, int or numpy.random.Generator, keyword-only
 
     Returns
@@ -389,9 +389,9 @@ def select_partitions(
     Notes
     -----
     (epsilon, delta)-DP under add/remove of one user with all their rows: Desfontaines et al.
-    (2022), Theorem 1 and Section 3.3 (users in several partitions: each key at
-    ``(epsilon / m, delta')``, composed over the ``m`` keys a user touches, Kairouz, Oh &
-    Viswanath 2015); for the Laplace rule, :func:`partition_selection_delta`. The outputs are
+    (2022), Theorem 1; for users in several partitions, each key at ``(epsilon / m, delta')``,
+    composed over the ``m`` keys a user touches (Kairouz, Oh & Viswanath 2015)); for the
+    Laplace rule, :func:`partition_selection_delta`. The outputs are
     subsets of the input's keys chosen by exact integer draws: no floating-point noise is
     released. Release counts for the selected keys with
     :func:`dplib.private_count_by_key` and add its epsilon (sequential composition).

@@ -1,7 +1,7 @@
 """Several quantiles at once, and a variance, from bounded data.
 
 * :func:`private_quantiles` -- ``m`` quantiles by the recursive exponential mechanism of Kaplan,
-  Schnapp & Stemmer (2022), "Differentially Private Approximate Quantiles", ICML, Algorithm 1
+  Schnapp & Stemmer (2022), "Differentially Private Approximate Quantiles", ICML
   (``ApproximateQuantiles``): the middle quantile first, then each half of the data for the
   quantiles on its side. A record lies in one sub-problem per level, so the ``ceil(log2(m + 1))``
   levels cost ``epsilon`` in all (parallel composition within a level, sequential across levels),
@@ -200,7 +200,7 @@ def private_quantiles(
 
     Notes
     -----
-    Kaplan, Schnapp & Stemmer (2022), Algorithm 1: sort the distinct levels; for the middle one,
+    Kaplan, Schnapp & Stemmer (2022), ``ApproximateQuantiles``: sort the distinct levels; for the middle one,
     ``a_mid``, run the exponential mechanism over the candidates of the current interval with the
     score :func:`quantile_utility` at the level rescaled to the interval,
     ``(a_mid - a_lo) / (a_hi - a_lo)`` (``a_lo``, ``a_hi`` the levels already released at the
@@ -210,7 +210,7 @@ def private_quantiles(
     data chosen from released values only, so it is ``epsilon / L``-DP (parallel composition;
     the score's sensitivity is ``Delta = max(a, 1 - a)`` for the rescaled level ``a`` and the
     exponent ``epsilon u / (2 L Delta)``), and the levels
-    compose to ``epsilon`` (KSS22, Theorem 3.1 with the exponential mechanism of McSherry &
+    compose to ``epsilon`` (KSS22's privacy analysis, with the exponential mechanism of McSherry &
     Talwar 2007). Sampling is exact (see the module's notes): the output is a public grid point
     and its law is exactly the mechanism's, so the floating-point attack has nothing to exploit.
 
@@ -290,8 +290,7 @@ def private_variance(
     Laplace noise and the count is :func:`dplib.private_count`: the released statistics lie on
     lattices fixed in advance, and the variance is post-processing of them. This is the
     noisy-moments estimator of Du, Foot, Moniot, Bray & Groce (2020), "Differentially Private
-    Confidence Intervals", arXiv:2001.02285, Section 3 (``NOISYVAR`` from noisy sufficient
-    statistics), and of Google's ``BoundedVariance`` (count, sum and sum of squares);
+    Confidence Intervals", arXiv:2001.02285 (the variance from noisy sufficient statistics), and of Google's ``BoundedVariance`` (count, sum and sum of squares);
     diffprivlib's ``tools.var`` instead adds noise to the variance itself with the replace-one
     sensitivity ``(upper - lower)**2 / n``.
 

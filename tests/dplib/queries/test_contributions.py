@@ -1,7 +1,7 @@
 """Tests of dplib.queries.contributions: contribution bounding and per-key counts and sums.
 
 Reference: the sensitivities of Wilson et al. (2020), "Differentially Private SQL with Bounded
-User Contribution", Section 3 (a user in at most m partitions with at most r rows each moves the
+User Contribution" (a user in at most m partitions with at most r rows each moves the
 vector of counts by m r in L1 and sqrt(m) r in L2; with values bounded by B, m r B and
 sqrt(m) r B), checked here to be attained (tight) on constructed neighbours. Statistical tests use
 dplib.testing (false-failure probability <= 1e-9 each) with the ``rng_seed`` fixture.

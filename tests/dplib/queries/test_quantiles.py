@@ -3,8 +3,8 @@
 References: the score is OpenDP's ``make_quantile_score_candidates``,
 ``-|(1 - alpha) #{x < c} - alpha #{x > c}|`` (checked on hand-computed cases); one quantile is
 the exponential mechanism, whose law is computed exactly here and compared with the draws; the
-recursion and its budget (``ceil(log2(m + 1))`` levels) are Kaplan, Schnapp & Stemmer (2022),
-Algorithm 1. Statistical tests use dplib.testing (false-failure probability <= 1e-9 each) with
+recursion and its budget (``ceil(log2(m + 1))`` levels) are Kaplan, Schnapp & Stemmer (2022)'s
+``ApproximateQuantiles``. Statistical tests use dplib.testing (false-failure probability <= 1e-9 each) with
 the ``rng_seed`` fixture.
 """
 

@@ -14,12 +14,14 @@ import math
 import numpy as np
 import pytest
 
-from dplib.mechanisms.discrete import discrete_laplace_pmf
+from dplib.accounting.rdp import zcdp_to_dp
+from dplib.mechanisms.discrete import discrete_gaussian_pmf, discrete_laplace_pmf
 from dplib.queries import aggregates
 from dplib.queries import contributions as cb
 from dplib.queries.contributions import (
     bound_contributions,
     contribution_sensitivity,
+    gaussian_count_by_key,
     private_count_by_key,
     private_rows_cap,
     private_sum_by_key,
@@ -134,6 +136,47 @@ def test_count_noise_is_discrete_laplace_of_scale_mr_over_epsilon(rng_seed):
     assert_frequencies(observed, pmf, failure_prob=FAIL)
 
 
+def test_gaussian_counts_use_the_l2_sensitivity(rng_seed, monkeypatch):
+    # sigma = sqrt(m) r / sqrt(2 rho): m = 4 keys, r = 2 rows, rho = 0.5 -> sigma = 4 (the Laplace
+    # release's scale would be m r / eps = 8 / eps): and the noise has the discrete Gaussian's law
+    seen = []
+    real = cb.sample_discrete_gaussian
+    monkeypatch.setattr(
+        cb, "sample_discrete_gaussian", lambda s, n, rng: seen.append(s) or real(s, n, rng=rng)
+    )
+    gen = np.random.default_rng(rng_seed)
+    users, keys = [1, 1, 2], ["a", "a", "b"]  # bounded counts: a = 2, b = 1
+    draws = np.array(
+        [
+            gaussian_count_by_key(
+                users, keys, ["a", "b"], 0.5, max_partitions=4, max_rows=2, rng=gen
+            )
+            for _ in range(3000)
+        ]
+    )
+    assert set(seen) == {4.0}
+    noise = (draws - [2, 1]).ravel()
+    support = np.arange(-30, 31)
+    pmf = discrete_gaussian_pmf(support, 4.0)
+    tail = (1 - pmf.sum()) / 2
+    observed = np.clip(noise, -31, 31) + 31
+    assert_frequencies(observed, np.concatenate([[tail], pmf, [tail]]), failure_prob=FAIL)
+
+
+def test_gaussian_counts_pass_a_dp_audit_at_their_converted_epsilon(rng_seed):
+    # rho = 0.5 is (zcdp_to_dp(0.5, 1e-3), 1e-3)-DP; D' adds a user with 3 rows in "a" (r = 3)
+    rho, delta = 0.5, 1e-3
+    eps = zcdp_to_dp(rho, delta)
+
+    def mechanism(data, rng):
+        return int(gaussian_count_by_key(*data, ["a"], rho, max_rows=3, rng=rng)[0])
+
+    d = ([1], ["a"])
+    assert_dp(
+        mechanism, d, ([1, 2, 2, 2], ["a"] * 4), eps, delta=delta, n_samples=10_000, rng=rng_seed
+    )
+
+
 def test_sums_lie_on_the_fixed_grid_and_are_near_the_truth():
     eps, m, r = 2.0, 1, 2
     step = math.ldexp(1.0, aggregates._grid_exponent(5.0, eps / (m * r)))
@@ -211,6 +254,8 @@ def test_rows_cap_passes_a_dp_audit(rng_seed):
 def test_zero_and_one_records_are_answered_alike():
     for rows in (([], [], []), ([1], ["a"], [0.5])):
         counts = private_count_by_key(rows[0], rows[1], ["a", "b"], 1.0, rng=0)
+        gaussian = gaussian_count_by_key(rows[0], rows[1], ["a", "b"], 0.5, rng=0)
+        assert gaussian.shape == (2,) and gaussian.dtype == np.int64
         sums = private_sum_by_key(*rows, ["a", "b"], 0.0, 1.0, 1.0, rng=0)
         assert counts.shape == (2,) and counts.dtype == np.int64
         assert sums.shape == (2,) and np.all(np.isfinite(sums))
@@ -234,6 +279,9 @@ def test_zero_and_one_records_are_answered_alike():
         ),
         (lambda g: private_rows_cap([1], 1.0, quantile=1.5, rng=g), ValueError),
         (lambda g: private_rows_cap([1], 1.0, upper=0, rng=g), ValueError),
+        (lambda g: gaussian_count_by_key([1], ["a"], ["a"], 0.0, rng=g), ValueError),
+        (lambda g: gaussian_count_by_key([1], ["a"], ["a"], 1e-300, rng=g), ValueError),
+        (lambda g: gaussian_count_by_key([1], ["a"], ["a"], "0.5", rng=g), TypeError),
     ],
 )
 def test_bad_arguments_are_refused_before_any_draw(call, error):

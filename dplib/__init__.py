@@ -22,6 +22,7 @@ Queries and sensitivities
     sum_sensitivity, mean_sensitivity, histogram_sensitivity, linear_query_sensitivity
 Many rows per user, keys nobody listed, several quantiles
     bound_contributions, contribution_sensitivity, private_count_by_key, private_sum_by_key,
+    gaussian_count_by_key (its rho-zCDP twin),
     private_rows_cap, select_partitions (partition selection), partition_keep_probability,
     partition_selection_delta, partition_threshold, quantile_utility, private_quantiles,
     private_variance
@@ -133,6 +134,7 @@ _EXPORTS: dict[str, str] = {
     "bound_contributions": "dplib.queries.contributions",
     "contribution_sensitivity": "dplib.queries.contributions",
     "private_count_by_key": "dplib.queries.contributions",
+    "gaussian_count_by_key": "dplib.queries.contributions",
     "private_sum_by_key": "dplib.queries.contributions",
     "private_rows_cap": "dplib.queries.contributions",
     "select_partitions": "dplib.queries.partition_selection",

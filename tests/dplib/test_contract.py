@@ -224,6 +224,7 @@ BASELINES: dict[str, Baseline] = {
     "bound_contributions": call(_USERS, _KEYS, _ROWS, max_partitions=1, max_rows=1, rng=0),
     "contribution_sensitivity": call(2, 3, 1.5),
     "private_count_by_key": call(_USERS, _KEYS, ["a", "b"], 1.0, max_partitions=2, rng=0),
+    "gaussian_count_by_key": call(_USERS, _KEYS, ["a", "b"], 0.5, max_partitions=2, rng=0),
     "private_sum_by_key": call(_USERS, _KEYS, _ROWS, ["a", "b"], 0.0, 10.0, 1.0, rng=0),
     "private_rows_cap": call(_USERS, 1.0, quantile=0.5, upper=10, rng=0),
     "select_partitions": call(_USERS, _KEYS, 1.0, 1e-3, max_partitions=1, rng=0),

@@ -131,6 +131,13 @@ def rogers2016_statistic(epsilons: object, epsilon: float, delta: float) -> floa
         1) / 2) log(2 / delta_g))``, ``H = eps_g^2 / (28.04 log(1 / delta_g))``. The filter
         continues while ``K <= eps_g`` and ``sum delta_i <= delta_g / 2``.
 
+    Notes
+    -----
+    The constants are those of the theorem as published (NeurIPS 2016; arXiv:1605.08294); no
+    other implementation of this filter was found to check them against, so the tests recompute
+    the statement rather than an independent figure. :func:`whitehouse2023_statistic`'s filter
+    is tighter and rests on the zCDP conversion that :func:`dplib.zcdp_to_dp` checks.
+
     Examples
     --------
     >>> round(rogers2016_statistic([0.1] * 10, 1.0, 1e-6), 4)

@@ -523,7 +523,7 @@ def private_rows_cap(
     -----
     The rows per user form a dataset with one value per user, so adding or removing a user adds
     or removes one value: :func:`dplib.private_quantiles` over the integer candidates
-    ``1, ..., upper`` (the exponential mechanism with the rank score, sensitivity 1; exact
+    ``1, ..., upper`` (the exponential mechanism with OpenDP's quantile score, sensitivity ``max(q, 1 - q)``; exact
     sampling) is epsilon-DP for it (Amin et al. 2019 choose the bound from a private
     quantile; Smith 2011 and OpenDP's quantile score for the utility).
     """

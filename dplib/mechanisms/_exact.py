@@ -533,12 +533,12 @@ _TABLE_MAX_LAPLACE_SCALE = 48
 _TABLE_BLOCK = 1 << 20
 
 
-def _in_blocks(sample, count: int, rng: np.random.Generator) -> np.ndarray:
-    if count <= _TABLE_BLOCK:
+def _in_blocks(sample, block: int, count: int, rng: np.random.Generator) -> np.ndarray:
+    if count <= block:
         return sample(count, rng)
     out = np.empty(count, dtype=np.int64)
-    for start in range(0, count, _TABLE_BLOCK):
-        stop = min(count, start + _TABLE_BLOCK)
+    for start in range(0, count, block):
+        stop = min(count, start + block)
         out[start:stop] = sample(stop - start, rng)
     return out
 
@@ -557,7 +557,7 @@ def _laplace_method(scale: Fraction):
         # them at scale 5e-324); Algorithm 2 decides such a draw at once.
         return functools.partial(laplace_cks, scale)
     if scale <= _TABLE_MAX_LAPLACE_SCALE:
-        return functools.partial(_in_blocks, _LaplaceTable(1 / scale).sample)
+        return functools.partial(_in_blocks, _LaplaceTable(1 / scale).sample, _TABLE_BLOCK)
     return functools.partial(laplace_binary_digits, scale)
 
 
@@ -668,13 +668,19 @@ class _Inversion:
             self._floors[bits] = low
         return self._floors[bits]
 
-    def locate(self, words: np.ndarray, rng: np.random.Generator) -> list[int]:
+    def locate(self, words: np.ndarray, rng: np.random.Generator) -> np.ndarray | list[int]:
         """The outcome of each word, exactly (binary search, then the tie rule)."""
+        if words.size > 16:
+            j = np.searchsorted(self.heads, words, side="right")
+            # a tie is only possible with the largest F_i <= W (and any equal ones below it);
+            # j = 0 reads heads[-1], which is then above W
+            for i in np.nonzero(self.heads[j - 1] == words)[0]:
+                j[i] = self._tie(int(words[i]), rng)
+            return self.outcomes[j]
         heads, outcomes = self._head_list, self._outcome_list
         out = []
-        for word in words.tolist():  # few: the words of ambiguous cells
+        for word in words.tolist():  # few: in Python
             j = bisect.bisect_right(heads, word)
-            # a tie is only possible with the largest F_i <= W (and any equal ones below it)
             out.append(outcomes[self._tie(word, rng) if j and heads[j - 1] == word else j])
         return out
 

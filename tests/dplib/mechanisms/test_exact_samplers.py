@@ -405,6 +405,9 @@ def test_inversion_tie_reads_the_next_word():
             g, bits = constant_generator(word)
             got = table.locate(np.array([word], dtype=np.uint64), g)
             assert got == [table.outcomes[below]], (name, i)
+            # more than 16 words take the vectorised binary search, with the same tie rule
+            many = table.locate(np.full(40, word, dtype=np.uint64), g)
+            assert np.array_equal(many, np.full(40, table.outcomes[below])), (name, i)
             assert bits.calls["double"] == 0
 
 

@@ -213,6 +213,9 @@ def private_quantiles(
     compose to ``epsilon`` (KSS22's privacy analysis, with the exponential mechanism of McSherry &
     Talwar 2007). Sampling is exact (see the module's notes): the output is a public grid point
     and its law is exactly the mechanism's, so the floating-point attack has nothing to exploit.
+    Cost: the expected number of proposals per quantile is at most the number of candidates in
+    its interval (reached when one candidate dominates), a few tens of microseconds each: 10**5
+    candidates around one repeated value took 3.4 s on a loaded core; the default 1001, ms.
 
     Examples
     --------

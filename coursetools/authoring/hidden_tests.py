@@ -1,4 +1,4 @@
-"""Helpers for the hidden tests of the course's auto-graded notebooks: bans and batched calls.
+"""Helpers for the hidden tests of the course's auto-graded notebooks: bans, batched calls, exact laws.
 Imported by hidden tests (in the trusted runner and in a plain kernel), rules and the grader's
 tests; it imports numpy and the standard library only, nothing of coursetools or of dplib's
 internals, so the trusted runner loads it with no code that reaches the student's kernel.
@@ -34,13 +34,25 @@ plain kernel, hidden tests included.
 from __future__ import annotations
 
 import importlib
+import math
 import types
 from collections.abc import Callable, Iterable
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-__all__ = ["ForbiddenCallError", "forbid", "map_calls", "repeat"]
+__all__ = [
+    "ForbiddenCallError",
+    "counterexample_verdict",
+    "discrete_laplace_cdf",
+    "discrete_laplace_pmf",
+    "forbid",
+    "map_calls",
+    "noisy_max_value_probability",
+    "repeat",
+    "sparse_vector_value_probability",
+]
 
 #: A proxy class that batches calls declares this class attribute as ``True`` (read on the type,
 #: so asking never reaches the student's kernel).
@@ -308,3 +320,192 @@ def _as_sent(value, depth: int = 0):
     if isinstance(value, np.ndarray):
         return np.array(value, copy=True, subok=False)
     return value
+
+
+# ----------------------------------------------------------- exact laws of broken mechanisms
+#
+# "Find the counterexample" exercises hand in a witness: two neighbouring inputs and a set of
+# outputs whose probabilities differ by more than the claimed factor e^epsilon. The broken
+# mechanisms of those exercises draw integer (discrete Laplace) noise with a rational parameter, so
+# every probability below is an exact rational number (:class:`fractions.Fraction`) and a witness
+# is judged without sampling error: any valid one passes, no invalid one does.
+
+
+def _rational(q) -> Fraction:
+    q = Fraction(q)
+    if not 0 < q < 1:
+        raise ValueError(f"q must be a rational number in (0, 1), got {q}")
+    return q
+
+
+def discrete_laplace_pmf(z: int, q) -> Fraction:
+    """``P[Z = z]`` for the discrete Laplace law ``P[Z = z] = (1 - q) / (1 + q) * q**|z|`` on the
+    integers (the two-sided geometric law; Ghosh, Roughgarden & Sundararajan 2009), exactly."""
+    q = _rational(q)
+    return (1 - q) / (1 + q) * q ** abs(int(z))
+
+
+def discrete_laplace_cdf(x: int, q) -> Fraction:
+    """``P[Z <= x]`` for the discrete Laplace law of :func:`discrete_laplace_pmf`, exactly:
+    ``q**|x| / (1 + q)`` for ``x <= 0`` and ``1 - q**(x + 1) / (1 + q)`` for ``x >= 0``."""
+    q = _rational(q)
+    x = int(x)
+    return q ** (-x) / (1 + q) if x <= 0 else 1 - q ** (x + 1) / (1 + q)
+
+
+def _outputs(event) -> set[tuple[int, int]] | None:
+    """The event as a set of (index, integer value) pairs; pairs with a value that is not a whole
+    number are dropped (the integer mechanism never outputs them). None when malformed."""
+    try:
+        pairs = list(event)
+    except TypeError:
+        return None
+    found: set[tuple[int, int]] = set()
+    for pair in pairs:
+        try:
+            index, value = pair
+            index, value = float(index), float(value)
+        except (TypeError, ValueError):
+            return None
+        if not (math.isfinite(index) and math.isfinite(value)) or index != int(index):
+            return None
+        if value == int(value):
+            found.add((int(index), int(value)))
+    return found
+
+
+def noisy_max_value_probability(scores, event, q) -> Fraction:
+    """Exact ``P[(i, v) in event]`` for report-noisy-max that releases its noisy maximum as well:
+    ``Z_j`` i.i.d. discrete Laplace(q), ``i`` the first index of ``max_j scores_j + Z_j`` (ties go
+    to the lowest index) and ``v`` that maximum. ``event`` is an iterable of ``(i, v)`` pairs; an
+    output the mechanism never produces (a value that is not a whole number, an index out of range)
+    has probability 0.
+
+    ``P[(i, v)] = P[Z_i = v - s_i] * prod_{j < i} P[Z_j <= v - s_j - 1] * prod_{j > i} P[Z_j <= v - s_j]``.
+    """
+    q = _rational(q)
+    s = [int(x) for x in scores]
+    total = Fraction(0)
+    for i, v in _outputs(event) or ():
+        if not 0 <= i < len(s):
+            continue
+        p = discrete_laplace_pmf(v - s[i], q)
+        for j, sj in enumerate(s):
+            if j != i:
+                p *= discrete_laplace_cdf(v - sj - (1 if j < i else 0), q)
+        total += p
+    return total
+
+
+def sparse_vector_value_probability(queries, threshold, event, q_threshold, q_query) -> Fraction:
+    """Exact ``P[(k, v) in event]`` for AboveThreshold that releases the noisy answer of the query
+    it stops at (Lyu, Su & Li 2017, Algorithm 3 with c = 1): threshold noise ``rho`` ~ discrete
+    Laplace(q_threshold) drawn once, query noise ``nu_j`` ~ discrete Laplace(q_query) i.i.d.; the
+    output is the first ``k`` with ``queries[k] + nu_k >= threshold + rho`` and ``v = queries[k] +
+    nu_k``. ``event`` is an iterable of ``(k, v)`` pairs ("no query above" is not an event here).
+
+    ``P[(k, v)] = P[nu_k = v - f_k] * sum_{rho <= v - T} P[rho] prod_{j < k} P[nu_j <= T + rho - f_j - 1]``;
+    below ``L = min(0, min_j f_j - T)`` every factor is ``c * q**(-x)``, so the tail of the sum is
+    geometric with ratio ``q_threshold * q_query**k`` and is added in closed form.
+    """
+    qt, qq = _rational(q_threshold), _rational(q_query)
+    f = [int(x) for x in queries]
+    t = int(threshold)
+    total = Fraction(0)
+    cache: dict[tuple[int, int], Fraction] = {}
+
+    def below(k: int, top: int) -> Fraction:
+        # sum over rho <= top of P[rho] * prod_{j<k} P[nu_j <= t + rho - f_j - 1]
+        if (k, top) in cache:
+            return cache[(k, top)]
+        low = min(0, top, *(fj - t for fj in f[:k]))  # rho <= low: every cdf argument is < 0
+        # closed form of the tail rho <= low: P[rho] = c_t qt**(-rho), cdf = qq**(-(x)) / (1 + qq)
+        ratio = qt * qq**k
+        first = discrete_laplace_pmf(low, qt)
+        for fj in f[:k]:
+            first *= discrete_laplace_cdf(t + low - fj - 1, qq)
+        s = first / (1 - ratio)  # rho = low, low - 1, ...: each term `ratio` times the last
+        for rho in range(low + 1, top + 1):
+            term = discrete_laplace_pmf(rho, qt)
+            for fj in f[:k]:
+                term *= discrete_laplace_cdf(t + rho - fj - 1, qq)
+            s += term
+        cache[(k, top)] = s
+        return s
+
+    for k, v in _outputs(event) or ():
+        if not 0 <= k < len(f):
+            continue
+        total += discrete_laplace_pmf(v - f[k], qq) * below(k, v - t)
+    return total
+
+
+def _integer_vector(
+    values, what: str, max_length: int, max_abs: int
+) -> tuple[list[int] | None, str]:
+    try:
+        items = [float(x) for x in values]
+    except (TypeError, ValueError):
+        return None, f"{what} must be a sequence of whole numbers"
+    if not 1 <= len(items) <= max_length:
+        return None, f"{what} must hold between 1 and {max_length} numbers"
+    if not all(math.isfinite(x) and x == int(x) and abs(x) <= max_abs for x in items):
+        return None, f"{what} must hold whole numbers between -{max_abs} and {max_abs}"
+    return [int(x) for x in items], ""
+
+
+def counterexample_verdict(
+    witness,
+    probability,
+    e_epsilon,
+    *,
+    max_length: int = 8,
+    max_abs: int = 100,
+    max_event: int = 1000,
+) -> str | None:
+    """None when ``witness = (a, b, event)`` refutes an ``epsilon``-DP claim, else why it does not.
+
+    ``a`` and ``b`` must be neighbours (integer vectors of the same length whose entries differ by
+    at most 1: every score or query of sensitivity 1), ``event`` a list of at most ``max_event``
+    outputs, and ``probability(x, event)`` the exact probability (a Fraction) that the mechanism
+    outputs a member of ``event`` on input ``x``. The witness holds when one probability exceeds
+    ``e_epsilon`` (an exact rational) times the other; both are computed here, never taken from the
+    student. The messages are fixed text and numbers: nothing of the student's is echoed.
+    """
+    e_epsilon = Fraction(e_epsilon)
+    try:
+        a, b, event = witness
+    except (TypeError, ValueError):
+        return "return a tuple (input, neighbouring input, event) of three items"
+    a, why = _integer_vector(a, "the first input", max_length, max_abs)
+    if a is None:
+        return why
+    b, why = _integer_vector(b, "the second input", max_length, max_abs)
+    if b is None:
+        return why
+    if len(a) != len(b):
+        return "the two inputs must have the same length (the same queries on two datasets)"
+    if max(abs(x - y) for x, y in zip(a, b, strict=True)) > 1:
+        return (
+            "the two inputs are not neighbours: one person moves every score (every query) by at "
+            "most 1, and some entry differs by more"
+        )
+    outputs = _outputs(event)
+    if outputs is None:
+        return "the event must be a list of (index, value) pairs of numbers"
+    if not 1 <= len(list(event)) <= max_event:
+        return f"the event must hold between 1 and {max_event} outputs"
+    pa, pb = probability(a, outputs), probability(b, outputs)
+    if pa == 0 and pb == 0:
+        return (
+            "the event has probability 0 on both inputs: the mechanism outputs a valid index and a "
+            "whole-number value, and none of your outputs is one it can produce"
+        )
+    if pa > e_epsilon * pb or pb > e_epsilon * pa:
+        return None
+    ratio = float(max(pa, pb) / min(pa, pb))
+    return (
+        f"on your two inputs the event's probabilities are {float(pa):.6g} and {float(pb):.6g}, "
+        f"a ratio of {ratio:.6g}, which does not exceed e^epsilon = {float(e_epsilon):.6g}: the claim "
+        "survives this witness"
+    )

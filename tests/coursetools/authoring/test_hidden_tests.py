@@ -1,10 +1,22 @@
-"""coursetools.authoring.hidden_tests: the ban declaration hidden tests use (enforced by coursetools/grading/sandboxed/bans.py)."""
+"""coursetools.authoring.hidden_tests: the ban declaration hidden tests use (enforced by coursetools/grading/sandboxed/bans.py),
+the batched calls, and the exact laws of the broken mechanisms the "find the counterexample" exercises judge witnesses with."""
 
 from __future__ import annotations
 
+import itertools
+from fractions import Fraction
+
 import pytest
 
-from coursetools.authoring.hidden_tests import ForbiddenCallError, forbid
+from coursetools.authoring.hidden_tests import (
+    ForbiddenCallError,
+    counterexample_verdict,
+    discrete_laplace_cdf,
+    discrete_laplace_pmf,
+    forbid,
+    noisy_max_value_probability,
+    sparse_vector_value_probability,
+)
 
 
 def test_forbid_accepts_dplib_functions_by_dotted_name():
@@ -250,3 +262,168 @@ def test_a_banned_stub_raises_a_forbidden_call_error_the_trusted_runner_recognis
     assert classes[:2] == ["coursetools.authoring.hidden_tests.ForbiddenCallError", "AssertionError"]
     error = trusted._student_raised("rr_halfwidth(0.75, 100)", classes)
     assert isinstance(error, ForbiddenCallError) and error.raised == "ForbiddenCallError"
+
+
+# ------------------------------------------- exact laws: the "find the counterexample" exercises
+#
+# Notebooks 03 and 04 hand in a witness (two neighbouring inputs and a set of outputs) against a
+# broken mechanism with integer noise: report noisy max that also releases its value, and
+# AboveThreshold that releases the noisy value it stops at (Lyu, Su & Li 2017, Algorithm 3, c = 1).
+# Each exact law is checked against an independent brute-force sum over the noise values in a box,
+# whose error is bounded by the mass of the noise outside the box; the verdict against the valid and
+# invalid witnesses listed in the notebooks' probe files.
+
+HALF = Fraction(1, 2)
+
+
+def _outside(q: Fraction, k: int) -> Fraction:
+    """P[|Z| > k] for the discrete Laplace law: 2 q^(k+1) / (1 + q)."""
+    return 2 * q ** (k + 1) / (1 + q)
+
+
+@pytest.mark.parametrize("q", [HALF, Fraction(3, 4), Fraction(1, 10)])
+def test_the_pmf_sums_to_one_and_the_cdf_is_its_running_sum(q):
+    k = 30
+    inside = sum(discrete_laplace_pmf(z, q) for z in range(-k, k + 1))
+    assert inside == 1 - _outside(q, k)  # exact: the tails are geometric
+    running = _outside(q, k) / 2  # P[Z < -k]
+    for x in range(-k, k + 1):
+        running += discrete_laplace_pmf(x, q)
+        assert discrete_laplace_cdf(x, q) == running
+    assert discrete_laplace_pmf(0, HALF) == Fraction(1, 3)
+    assert discrete_laplace_pmf(-2, HALF) == Fraction(1, 12)
+
+
+@pytest.mark.parametrize("q", [0, 1, Fraction(3, 2), -0.5])
+def test_a_parameter_outside_zero_one_is_refused(q):
+    with pytest.raises(ValueError, match="q must be"):
+        discrete_laplace_pmf(0, q)
+
+
+def _noisy_max_brute(scores, k, q):
+    """P[(i, v)] for every output, summing over every noise vector in [-k, k]^m."""
+    law: dict[tuple[int, int], Fraction] = {}
+    for noise in itertools.product(range(-k, k + 1), repeat=len(scores)):
+        noisy = [s + z for s, z in zip(scores, noise, strict=True)]
+        top = max(noisy)
+        out = (noisy.index(top), top)  # the first of the largest
+        p = Fraction(1)
+        for z in noise:
+            p *= discrete_laplace_pmf(z, q)
+        law[out] = law.get(out, Fraction(0)) + p
+    return law
+
+
+@pytest.mark.parametrize("scores", [[0, 0], [1, -1], [0, 2, 2], [3, 1, 2]])
+def test_noisy_max_agrees_with_a_brute_force_sum_over_the_noise(scores):
+    k = 9
+    slack = len(scores) * _outside(HALF, k)  # mass of the noise vectors outside the box
+    brute = _noisy_max_brute(scores, k, HALF)
+    for out, p in brute.items():
+        exact = noisy_max_value_probability(scores, [out], HALF)
+        assert 0 <= exact - p <= slack, out
+    everything = [(i, v) for i in range(len(scores)) for v in range(-60, 64)]
+    assert 1 - noisy_max_value_probability(scores, everything, HALF) < Fraction(1, 10**15)
+
+
+def _svt_brute(queries, k, q):
+    law: dict[tuple[int, int], Fraction] = {}
+    for rho in range(-k, k + 1):
+        for noise in itertools.product(range(-k, k + 1), repeat=len(queries)):
+            noisy = [f + z for f, z in zip(queries, noise, strict=True)]
+            above = [j for j, x in enumerate(noisy) if x >= rho]
+            if not above:
+                continue
+            out = (above[0], noisy[above[0]])
+            p = discrete_laplace_pmf(rho, q)
+            for z in noise:
+                p *= discrete_laplace_pmf(z, q)
+            law[out] = law.get(out, Fraction(0)) + p
+    return law
+
+
+@pytest.mark.parametrize("queries", [[0], [-1, -1], [0, 0, -2], [1, 0, 2]])
+def test_sparse_vector_agrees_with_a_brute_force_sum_over_the_noise(queries):
+    k = 7
+    slack = (len(queries) + 1) * _outside(HALF, k)
+    brute = _svt_brute(queries, k, HALF)
+    for out, p in brute.items():
+        exact = sparse_vector_value_probability(queries, 0, [out], HALF, HALF)
+        assert 0 <= exact - p <= slack, out
+
+
+def test_sparse_vector_with_a_threshold_and_unequal_noises_agrees_too():
+    q_t, q_q = Fraction(1, 4), Fraction(1, 2)
+    for queries, threshold in [([2, 1], 1), ([0, 3, -1], -1)]:
+        for k_out in range(len(queries)):
+            for v in range(-3, 5):
+                exact = sparse_vector_value_probability(queries, threshold, [(k_out, v)], q_t, q_q)
+                # the same sum by brute force over rho in a wide window, the rest bounded
+                s = Fraction(0)
+                for rho in range(-60, v - threshold + 1):
+                    term = discrete_laplace_pmf(rho, q_t)
+                    for f in queries[:k_out]:
+                        term *= discrete_laplace_cdf(threshold + rho - f - 1, q_q)
+                    s += term
+                s *= discrete_laplace_pmf(v - queries[k_out], q_q)
+                assert 0 <= exact - s <= q_t**60
+
+
+def _ratio(probability, a, b, event):
+    return probability(a, event) / probability(b, event)
+
+
+def _nm(x, e):
+    return noisy_max_value_probability(x, e, HALF)
+
+
+def _sv(x, e):
+    return sparse_vector_value_probability(x, 0, e, HALF, HALF)
+
+
+def test_the_witnesses_of_the_notebooks_have_the_ratios_their_text_states():
+    # 03: three candidates give 2^3, two give exactly e^eps = 4 (allowed by the claim)
+    assert _ratio(_nm, [1, 1, 1], [0, 2, 2], [(0, 1)]) == 8
+    assert _ratio(_nm, [1, 1], [0, 2], [(0, 1)]) == 4
+    # 04: the stop at the k-th query with its value costs 2^k
+    assert _ratio(_sv, [-1, -1, -1], [0, 0, -2], [(2, -1)]) == 8
+    assert _ratio(_sv, [-1, -1], [0, -2], [(1, -1)]) == 4
+    assert _ratio(_sv, [-1] * 4, [0, 0, 0, -2], [(3, -1)]) == 16
+
+
+def test_a_valid_witness_passes_in_either_order():
+    assert counterexample_verdict(([1, 1, 1], [0, 2, 2], [(0, 1)]), _nm, 4) is None
+    assert counterexample_verdict(([0, 2, 2], [1, 1, 1], [(0, 1)]), _nm, 4) is None
+    assert counterexample_verdict(((-1, -1, -1), (0, 0, -2), ((2, -1.0),)), _sv, 4) is None
+
+
+@pytest.mark.parametrize(
+    ("witness", "words"),
+    [
+        (([1, 1], [0, 2], [(0, 1)]), "does not exceed"),  # ratio exactly e^eps
+        (([2, 0, 0], [0, 2, 2], [(0, 1)]), "not neighbours"),
+        (([1, 1, 1], [0, 2], [(0, 1)]), "same length"),
+        (([1, 1, 1], [0, 2, 2], [(0, 1.5)]), "probability 0"),  # a value only a float sampler gives
+        (([1, 1, 1], [0, 2, 2], [(3, 1)]), "probability 0"),  # no such index
+        (([1, 1, 1], [0, 2, 2], []), "between 1 and"),
+        (([1, 1, 1], [0, 2, 2], [(0, v) for v in range(2000)]), "between 1 and"),
+        (([1, 1, 1], [0, 2, 2]), "three items"),
+        (([1.5, 1, 1], [1, 2, 2], [(0, 1)]), "whole numbers"),
+        (([float("nan"), 1, 1], [0, 2, 2], [(0, 1)]), "whole numbers"),
+        (([1] * 9, [1] * 9, [(0, 1)]), "between 1 and 8"),
+        (([1, 1, 1], [0, 2, 2], ["x"]), "pairs"),
+    ],
+)
+def test_an_invalid_witness_fails_with_a_reason(witness, words):
+    why = counterexample_verdict(witness, _nm, 4)
+    assert why is not None and words in why
+
+
+def test_the_index_alone_is_no_counterexample_to_report_noisy_max():
+    event = [(0, v) for v in range(-50, 51)]
+    assert "does not exceed" in counterexample_verdict(([1, 1, 1], [0, 2, 2], event), _nm, 4)
+
+
+def test_the_verdict_never_echoes_what_the_student_returned():
+    why = counterexample_verdict((["<script>", 1], [0, 2], [(0, 1)]), _nm, 4)
+    assert why is not None and "<script>" not in why

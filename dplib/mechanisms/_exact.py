@@ -8,19 +8,19 @@ Three exact methods, each vectorised over numpy integer arrays:
   by integer-arithmetic bounds on ``exp``; ``W != F_i`` decides ``U < B_i`` exactly, and a tie
   (chance ``2**-64``) reads the next 64 bits against the next digits (Knuth & Yao 1976). A
   guide of ``2**16`` cells gives most values in one lookup. The discrete Laplace up to scale
-  48 (:class:`_LaplaceTable`) and the discrete Gaussian up to sigma 100 (CKS20 Algorithm 3,
+  48 (:class:`_LaplaceTable`) and the discrete Gaussian up to sigma 4096 (CKS20 Algorithm 3,
   a proposal and its acceptance in one word, :class:`_GaussianInversion`) use it;
 * inversion by certified binary digits, 16 bits at a time: a Bernoulli(p) trial with ``p`` a
   real number such as ``exp(-x)`` compares uniform 16-bit words with the binary expansion of
   ``p``, read from integer-arithmetic bounds on ``exp`` (:func:`_exp_neg_dyadic`), and a tie
   reads the next 16 bits. The discrete Laplace above scale 48 (its geometric part bit by bit,
-  :class:`_LaplacePlan`) and the discrete Gaussian's acceptance step up to sigma 255
-  (:class:`_GaussianTable`) use it;
+  :class:`_LaplacePlan`) uses it (and :class:`_GaussianTable`, CKS20 Algorithm 3's acceptance
+  by these digits, which the tests use as an independent sampler);
 * Canonne, Kamath & Steinke (2020), "The Discrete Gaussian for Differential Privacy" (CKS20),
   Algorithms 1-3: Bernoulli(exp(-gamma)) for rational gamma from uniform *integers* drawn with
   ``Generator.integers(0, high)`` (exact for every ``high``), in int64 with Python integers
   for the rare entries that would overflow. The discrete Laplace below scale 1/40 and the
-  discrete Gaussian from sigma 255 up use it.
+  discrete Gaussian above sigma 4096 use it.
 
 The tests check the methods against each other and against closed forms. Each table is built
 once per scale and kept (``functools.lru_cache`` keyed by the exact rational scale: two scales
@@ -593,6 +593,8 @@ _AMBIGUOUS, _TAIL, _REJECT = -(2**31), -(2**31) + 1, -(2**31) + 2
 #: Most boundaries an inversion table is built with (then about 3% of cells are ambiguous).
 _MAX_BOUNDARIES = 2048
 _GUIDE_SHIFT = np.uint64(64 - _GUIDE_BITS)
+#: Longest table that also keeps its floors as Python lists (for bisect).
+_SMALL_TABLE = 4096
 
 
 def _words64(n: int, rng: np.random.Generator) -> np.ndarray:
@@ -651,8 +653,12 @@ class _Inversion:
         # B_i with floor(B_i 2**16) < c
         self.guide = self.outcomes[np.searchsorted(top, cells, side="left")]
         self.guide[top.astype(np.intp)] = _AMBIGUOUS
-        self._head_list = heads
-        self._outcome_list = [int(o) for o in outcomes]
+        if len(heads) <= _SMALL_TABLE:  # bisect on Python lists for the few words of a call
+            self._head_list = heads
+            self._outcome_list = [int(o) for o in outcomes]
+        else:  # a long table searches with numpy only (its lists would take megabytes)
+            self._head_list = None
+            del self._floors[64]
 
     def floors(self, bits: int) -> list[int]:
         """``floor(B_i 2**bits)`` for every boundary, certified (raising the precision)."""
@@ -670,7 +676,7 @@ class _Inversion:
 
     def locate(self, words: np.ndarray, rng: np.random.Generator) -> np.ndarray | list[int]:
         """The outcome of each word, exactly (binary search, then the tie rule)."""
-        if words.size > 16:
+        if words.size > 16 or self._head_list is None:
             j = np.searchsorted(self.heads, words, side="right")
             # a tie is only possible with the largest F_i <= W (and any equal ones below it);
             # j = 0 reads heads[-1], which is then above W
@@ -851,7 +857,7 @@ class _GaussianInversion:
             raise ValueError(f"sigma must be in (0, {_INVERSION_MAX_SIGMA}], got {sigma!r}")
         self.sigma = sigma
         self.t = t = sigma.numerator // sigma.denominator + 1
-        # K: C w(K) below about 2**-70 (sizes the table only; 2K <= 1,970 ends)
+        # K: C w(K) below about 2**-70 (sizes the table only; 2K is about 20 sigma ends)
         k = max(1, math.ceil(9.85 * float(sigma)))
         self.k = k
         sigma2 = sigma * sigma
@@ -1145,23 +1151,22 @@ def _gaussian_table_sampler(table: _GaussianTable, count: int, rng) -> np.ndarra
     return out
 
 
-#: Largest sigma sampled by one inversion a round (:class:`_GaussianInversion`; 2K <= 1,994 ends).
-_INVERSION_MAX_SIGMA = 100
+#: Largest sigma sampled by one inversion a round (:class:`_GaussianInversion`: about 20 sigma
+#: ends, built in about 0.35 s at sigma 4096; CKS20 in int64 above, several times slower a value).
+_INVERSION_MAX_SIGMA = 4096
 
 
-@functools.lru_cache(maxsize=32)
+@functools.lru_cache(maxsize=16)
 def _gaussian_method(sigma: Fraction):
     """The sampler of one sigma, ``(count, rng) -> int64 array``; cached by the exact rational."""
     if not 0 < sigma <= MAX_GAUSSIAN_SIGMA:
         raise ValueError(f"sigma must be in (0, 2**26], got {sigma!r}")
     if sigma <= _INVERSION_MAX_SIGMA:
         return _GaussianInversion(sigma).sample
-    if sigma.numerator // sigma.denominator + 1 <= _TABLE_MAX_T:
-        return functools.partial(_gaussian_table_sampler, _GaussianTable(sigma))
     return functools.partial(gaussian_cks, sigma)
 
 
-@functools.lru_cache(maxsize=32)
+@functools.lru_cache(maxsize=16)
 def _gaussian_method_of_float(sigma: float):
     return _gaussian_method(Fraction(sigma))
 
@@ -1172,12 +1177,12 @@ def sample_discrete_gaussian_exact(
     """``count`` exact draws of ``P(x) ∝ exp(-x² / (2 sigma²))`` for ``0 < sigma <= 2**26``.
 
     CKS20 Algorithm 3 (discrete Laplace proposals of scale ``t = floor(sigma) + 1`` kept with
-    probability ``exp(-gamma_|Y|)``), in one of three exact forms by sigma: up to 100, a round
-    is one 64-bit word inverted through a table of the round's exact law
-    (:class:`_GaussianInversion`); up to ``t = 256``, proposals by binary digits and an
-    acceptance table (:class:`_GaussianTable`); above, Algorithms 1-3 in int64 arithmetic
+    probability ``exp(-gamma_|Y|)``) in one of two exact forms by sigma: up to 4096, a round is
+    one 64-bit word inverted through a table of the round's exact law
+    (:class:`_GaussianInversion`); above, Algorithms 1-3 in int64 arithmetic
     (:func:`gaussian_cks`). Rounds are drawn in batches sized from the acceptance rate until
-    ``count`` are accepted.
+    ``count`` are accepted. (A third form, proposals by binary digits and an acceptance table,
+    :class:`_GaussianTable`, is kept as an independent check in the tests.)
     """
     return _gaussian_method(sigma)(count, rng)
 

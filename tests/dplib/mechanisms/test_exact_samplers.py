@@ -60,8 +60,9 @@ ALL_ONES_CALLS = [
             "3.7405",
             "50.0",
             "100.0",
-            "100.5",
             "254.5",
+            "4096.0",
+            "4096.5",
             "1e5",
             "2.0**26",
         ]
@@ -199,7 +200,7 @@ LAPLACE_SAMPLERS = {
     "CKS20 Algorithm 2": _exact.laplace_cks,
 }
 GAUSSIAN_SAMPLERS = {
-    "inversion table": _gaussian_inversion,  # sigma <= 100
+    "inversion table": _gaussian_inversion,  # sigma <= 4096
     "acceptance table": _gaussian_acceptance_table,  # floor(sigma) < 256
     "CKS20 in int64": _exact.gaussian_cks,
 }
@@ -224,9 +225,11 @@ def test_discrete_laplace_zero_and_tail_frequencies(scale, method):
     ("sigma", "method"),
     [
         (sigma, method)
-        for sigma in [0.2, 0.3, 3.7405, 99.99, 1234.5678]
+        for sigma in [0.2, 0.3, 3.7405, 99.99, 1234.5678, 4095.123456789]
         for method in GAUSSIAN_SAMPLERS
-        if sigma <= 100 or method == "CKS20 in int64"
+        if method == "CKS20 in int64"
+        or (method == "inversion table" and sigma <= 4096)
+        or sigma < 255  # the acceptance table's t <= 256
     ],
 )
 def test_discrete_gaussian_long_sigma_uses_the_correction_exactly(sigma, method):
@@ -343,7 +346,8 @@ def _tables():
     for scale in [Fraction(1, 40), Fraction(1, 3), Fraction(0.3), Fraction(2), Fraction(48)]:
         table = _exact._LaplaceTable(1 / scale)
         yield f"laplace {scale}", table.table, _laplace_ends(scale, table.k)
-    for sigma in [Fraction(1e-3), Fraction(0.3), Fraction(1.5), Fraction(3.7405), Fraction(20)]:
+    # 300.5: a table longer than _exact._SMALL_TABLE (numpy search only)
+    for sigma in [Fraction(1e-3), Fraction(0.3), Fraction(1.5), Fraction(3.7405), Fraction(300.5)]:
         g = _exact._GaussianInversion(sigma)
         yield f"gaussian {float(sigma)}", g.table, _gaussian_ends(sigma, g.k, g.t, g.gamma_k)
 

@@ -17,6 +17,11 @@ wrong answer of *every* exercise at once. Exercises 2 and 6 forgive a slip in th
 build on (they judge the sampler against the student's own Exercise 1, the median against the
 student's own Exercises 2 and 5); the wrong answers are paired so that the i-th wrong answer of an
 earlier exercise never makes the i-th wrong answer of a later one look right.
+
+Find the counterexample (issue 39, item 2): report noisy max that also releases its noisy maximum.
+Wrong witnesses: two candidates (ratio exactly e^eps), non-neighbours, a value only a float sampler
+outputs (probability 0 on both), the index alone, an index out of range; the alternatives are the
+solution's pair in the other order and a four-candidate witness with a two-output event.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ EXERCISES = {
     "coin_beta_parameters": "coin_beta_parameters_tests",
     "median_utility": "median_utility_tests",
     "private_median": "private_median_tests",
+    "counterexample_noisy_max": "counterexample_noisy_max_tests",
 }
 
 _CHECK = """
@@ -241,6 +247,28 @@ def sample_exponential(scores, sensitivity, epsilon, rng):
         ("grid without its top end", _median(grid="np.linspace(lower, upper, n_grid, endpoint=False)")),
         ("epsilon / 2 for the two counts", _median(exponent="epsilon / 2.0 * (s - s.max()) / 2.0")),
     ],
+    "counterexample_noisy_max": [
+        ("two candidates: the ratio is exactly e^eps = 4, not more", """
+def noisy_max_witness():
+    return [1, 1], [0, 2], [(0, 1)]
+"""),
+        ("not neighbours: a score moves by 2", """
+def noisy_max_witness():
+    return [2, 0, 0], [0, 2, 2], [(0, 1)]
+"""),
+        ("a value only the float sampler outputs: probability 0 on both", """
+def noisy_max_witness():
+    return [1, 1, 1], [0, 2, 2], [(0, 1.5)]
+"""),
+        ("the index alone (every value of candidate 0): ratio below 4", """
+def noisy_max_witness():
+    return [1, 1, 1], [0, 2, 2], [(0, v) for v in range(-50, 51)]
+"""),
+        ("an index the mechanism never outputs", """
+def noisy_max_witness():
+    return [1, 1, 1], [0, 2, 2], [(3, 1)]
+"""),
+    ],
 }
 
 # ------------------------------------------------------------------------------ alternatives
@@ -412,6 +440,16 @@ def my_private_median(data, lower, upper, epsilon, n_grid, rng):
     grid = lower + (upper - lower) * np.arange(n_grid) / (n_grid - 1)
     k = sample_exponential(my_median_utility(data, grid), my_median_utility_sensitivity("add_remove"), epsilon, rng)
     return float(grid[k])
+""",
+    ],
+    "counterexample_noisy_max": [
+        """
+def noisy_max_witness():
+    return [0, 2, 2], [1, 1, 1], [(0, 1)]
+""",
+        """
+def noisy_max_witness():
+    return [1, 1, 1, 1], [0, 2, 2, 2], [(0, 1), (0, 0)]
 """,
     ],
 }

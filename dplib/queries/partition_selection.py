@@ -14,6 +14,11 @@ user. Two rules:
     ``p = P(1 + Z >= threshold)``; a user creates at most ``m`` such keys, so
     ``delta = 1 - (1 - p)**m`` (:func:`partition_selection_delta`); the threshold is the
     smallest one whose delta is at most the target (:func:`partition_threshold`).
+``"gaussian"`` (for users in many keys)
+    keep a key when ``n + Y >= threshold``, ``Y`` discrete Gaussian of scale ``sigma``: the
+    noisy counts have L2 sensitivity ``sqrt(m)``, so ``sigma`` grows like ``sqrt(m)`` where the
+    Laplace scale grows like ``m``; half of ``delta`` goes to the noise (``rho``-zCDP, converted),
+    half to the threshold (Google's ``GaussianPartitionSelection`` splits it the same way).
 ``"optimal"`` (Desfontaines, Voss, Gipson & Mandayam 2022)
     keep a key with ``n`` users with probability ``pi(n)``, the largest function with
     ``pi(0) = 0`` allowed by (epsilon/m, delta')-DP between ``n - 1`` and ``n`` users:
@@ -21,8 +26,10 @@ user. Two rules:
     (their Theorem 1 and its closed form, :func:`partition_keep_probability`); it dominates
     every other (epsilon, delta)-DP rule that depends on ``n`` only.
 
-Exactness. The Laplace rule adds exact integer noise to integer counts and compares with an
-integer threshold. The optimal rule draws Bernoulli(``pi~(n)``) exactly (a uniform 62-bit integer
+Exactness. The Laplace and Gaussian rules add exact integer noise (dplib's exact discrete
+Laplace and discrete Gaussian samplers) to integer counts and compare with an integer
+threshold; the Gaussian rule's threshold comes from an upper bound on the noise's tail (a sum
+of its pmf in doubles, raised by a relative 1e-12). The optimal rule draws Bernoulli(``pi~(n)``) exactly (a uniform 62-bit integer
 below an integer numerator), for the dyadic sequence ``pi~`` of :func:`_dyadic_keep_probabilities`:
 the recurrence evaluated in rational arithmetic with a rational lower bound on ``e^eps'`` and
 an upper bound on ``e^-eps'``, each value rounded *down* to a multiple of ``2**-62``. Every
@@ -42,8 +49,10 @@ from typing import Any
 import numpy as np
 
 from dplib._validation import as_generator, check_delta, check_epsilon, check_integer, check_real
+from dplib.accounting.rdp import zcdp_to_dp
 from dplib.mechanisms._count_noise import noise_scale
 from dplib.mechanisms._exact import _exp_neg_fixed
+from dplib.mechanisms.discrete_gaussian import discrete_gaussian_pmf, sample_discrete_gaussian
 from dplib.mechanisms.discrete_laplace import _discrete_laplace
 from dplib.queries.contributions import MAX_CONTRIBUTIONS, _bound_mask, _check_table
 
@@ -56,7 +65,7 @@ __all__ = [
 ]
 
 #: The rules of :func:`select_partitions`.
-PARTITION_RULES = ("optimal", "laplace")
+PARTITION_RULES = ("optimal", "laplace", "gaussian")
 _NOISES = ("discrete_laplace", "laplace")
 _BITS = 62  # the optimal rule's probabilities are multiples of 2**-62
 #: Largest threshold searched by :func:`partition_threshold`.
@@ -335,6 +344,76 @@ def partition_threshold(epsilon: float, delta: float, *, max_partitions: int = 1
     return lo
 
 
+# --------------------------------------------------------------------------- the Gaussian rule
+
+
+def _gaussian_tail(k: int, sigma: float) -> float:
+    """An upper bound on ``P(Y >= k)`` for ``Y`` discrete Gaussian of scale ``sigma``.
+
+    Up to ``sigma = 10**4``: the pmf summed over ``k .. k + 40 sigma + 60`` (the rest is below
+    ``e**-800``), raised by a relative ``1e-12`` for rounding. Beyond: for ``k >= 1``,
+    ``sum_{y >= k} e^(-y^2 / 2 s^2) <= e^(-k^2 / 2 s^2) + sqrt(2 pi) s Q(k / s)`` (a decreasing
+    function's sum against its integral) over the normaliser ``>= sqrt(2 pi) s - 1``.
+    """
+    if k <= 0:
+        return 1.0
+    if sigma <= 1e4:
+        ys = np.arange(k, k + int(40 * sigma) + 60)
+        return min(float(np.sum(discrete_gaussian_pmf(ys, sigma))) * (1 + 1e-12), 1.0)
+    root = math.sqrt(2 * math.pi) * sigma
+    upper = math.exp(-(k * k) / (2 * sigma * sigma)) + root * 0.5 * math.erfc(
+        k / (sigma * math.sqrt(2))
+    )
+    return min(upper / (root - 1) * (1 + 1e-12), 1.0)
+
+
+@functools.lru_cache(maxsize=32)
+def _gaussian_plan(epsilon: float, delta: float, m: int) -> tuple[float, int]:
+    """``(sigma, threshold)`` of the Gaussian rule; half of ``delta`` each to noise and threshold.
+
+    ``rho`` is the largest (to a relative ``1e-9``, rounded down) with
+    ``zcdp_to_dp(rho, delta / 2, method="tight") <= epsilon``; ``sigma = sqrt(m / (2 rho))``
+    (rounded up), so the counts, of L2 sensitivity ``sqrt(m)``, are ``rho``-zCDP (CKS20) and
+    hence (epsilon, delta / 2)-DP. The threshold is the smallest integer ``t >= 1`` with
+    ``1 - (1 - P(Y >= t - 1))**m <= delta / 2`` (an upper bound on ``P``, :func:`_gaussian_tail`).
+    """
+    noise_delta = delta / 2
+    lo, hi = 0.0, min(epsilon, 1e300)  # zcdp_to_dp(rho) >= rho, so rho <= epsilon
+    for _ in range(200):
+        mid = (lo + hi) / 2 if lo > 0 else hi / 2
+        if mid <= lo:  # no double between lo and hi (or below a subnormal epsilon)
+            break
+        if zcdp_to_dp(mid, noise_delta, method="tight") <= epsilon:
+            lo = mid
+        else:
+            hi = mid
+        if lo > 0 and hi - lo <= 1e-9 * lo:
+            break
+    if lo <= 0:
+        raise ValueError(f"epsilon is too small for the Gaussian rule, got epsilon={epsilon!r}")
+    sigma = math.sqrt(m / (2 * lo))
+    while m / (2 * sigma * sigma) > lo:
+        sigma = math.nextafter(sigma, math.inf)
+    if sigma > 2.0**26:
+        raise ValueError(
+            f"epsilon is too small for the Gaussian rule (sigma above 2**26), got epsilon={epsilon!r}"
+        )
+    low, high = 1, 2 + math.ceil(sigma * math.sqrt(2 * math.log(4 * m / delta))) + 60
+    while low < high:
+        mid = (low + high) // 2
+        p = _gaussian_tail(mid - 1, sigma)
+        if -math.expm1(m * math.log1p(-p)) <= delta / 2 if p < 1 else False:
+            high = mid
+        else:
+            low = mid + 1
+    p = _gaussian_tail(low - 1, sigma)
+    if not (p < 1 and -math.expm1(m * math.log1p(-p)) <= delta / 2):
+        raise ValueError(
+            f"no threshold below 2**53 meets delta / 2 for the Gaussian rule, got delta={delta!r}"
+        )
+    return sigma, low
+
+
 # --------------------------------------------------------------------------- the release
 
 
@@ -363,13 +442,14 @@ def select_partitions(
     max_partitions : int, keyword-only
         ``m``: each user keeps at most ``m`` of their keys, chosen uniformly at random
         (:func:`dplib.bound_contributions`), before the users per key are counted.
-    rule : {"optimal", "laplace"}, keyword-only
+    rule : {"optimal", "laplace", "gaussian"}, keyword-only
         ``"optimal"``: keep a key with ``n`` users with probability ``pi~(n)``, the exact dyadic
         version of Desfontaines et al.'s optimal ``pi(n)`` (:func:`partition_keep_probability`).
         ``"laplace"``: keep it when ``n + Z >= partition_threshold(epsilon, delta, m)``, ``Z``
-        discrete Laplace of scale ``m / epsilon``.
+        discrete Laplace of scale ``m / epsilon``. ``"gaussian"``: keep it when ``n + Y`` reaches
+        the threshold of :func:`_gaussian_plan`, ``Y`` discrete Gaussian (see the module's notes).
     return_counts : bool, keyword-only
-        ``rule="laplace"`` only: also return the noisy numbers of distinct users ``n + Z`` of the
+        ``rule="laplace"`` or ``"gaussian"``: also return the noisy numbers of distinct users ``n + Z`` of the
         kept keys, at no extra cost (the analysis of the rule covers the noisy count of every
         released key: Wilson et al. 2020; OpenDP's ``make_laplace_threshold``).
     rng : None, int or numpy.random.Generator, keyword-only
@@ -410,17 +490,24 @@ def select_partitions(
     how = _check_rule(rule)
     if not isinstance(return_counts, bool | np.bool_):
         raise TypeError(f"return_counts must be True or False, got {return_counts!r}")
-    if return_counts and how != "laplace":
+    if return_counts and how == "optimal":
         raise ValueError(
-            "return_counts=True needs rule='laplace' (the optimal rule releases no count)"
+            "return_counts=True needs rule='laplace' or 'gaussian' (the optimal rule releases no "
+            "count)"
         )
     threshold = partition_threshold(eps, dlt, max_partitions=m) if how == "laplace" else 0
+    if how == "gaussian":
+        sigma, threshold = _gaussian_plan(eps, dlt, m)
     scale = noise_scale(m, eps)
     generator = as_generator(rng)
     mask = _bound_mask(users, key_arr, m, 1, generator)
     distinct, n_users = np.unique(key_arr[mask], return_counts=True)
-    if how == "laplace":
-        noisy = n_users.astype(np.int64) + _discrete_laplace(scale, n_users.shape, generator)
+    if how in ("laplace", "gaussian"):
+        if how == "laplace":
+            noise = _discrete_laplace(scale, n_users.shape, generator)
+        else:
+            noise = np.asarray(sample_discrete_gaussian(sigma, n_users.size, rng=generator))
+        noisy = n_users.astype(np.int64) + noise.astype(np.int64)
         kept = noisy >= threshold
         return (distinct[kept], noisy[kept]) if return_counts else distinct[kept]
     if distinct.size == 0:

@@ -16,9 +16,11 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from scipy import stats
 
+from dplib.accounting.rdp import zcdp_to_dp
 from dplib.mechanisms._count_noise import noise_scale
-from dplib.mechanisms.discrete import discrete_laplace_pmf
+from dplib.mechanisms.discrete import discrete_gaussian_pmf, discrete_laplace_pmf
 from dplib.queries import partition_selection as ps
 from dplib.queries.partition_selection import (
     partition_keep_probability,
@@ -219,6 +221,52 @@ def test_laplace_rule_releases_the_noisy_user_counts_it_thresholded(rng_seed):
     assert_frequencies(observed, np.concatenate([[tail], pmf, [tail]]), failure_prob=FAIL)
 
 
+@pytest.mark.parametrize(
+    ("epsilon", "delta", "m"), [(1.0, 1e-6, 1), (1.0, 1e-6, 16), (0.3, 1e-8, 4)]
+)
+def test_gaussian_plan_spends_epsilon_and_half_delta_on_each_part(epsilon, delta, m):
+    sigma, t = ps._gaussian_plan(epsilon, delta, m)
+    rho = m / (2 * sigma**2)  # the counts' L2 sensitivity is sqrt(m): rho-zCDP (CKS20)
+    assert zcdp_to_dp(rho, delta / 2, method="tight") <= epsilon
+    assert zcdp_to_dp(rho * (1 + 1e-6), delta / 2, method="tight") > epsilon * (1 - 1e-6)
+
+    # the threshold: the smallest integer whose lone-user delta is at most delta / 2, with the
+    # tail summed here from the pmf independently
+    def lone(threshold):
+        ys = np.arange(threshold - 1, threshold - 1 + int(60 * sigma) + 60)
+        p = float(np.sum(discrete_gaussian_pmf(ys, sigma)))
+        return 1 - (1 - p) ** m
+
+    assert lone(t) <= delta / 2 < lone(t - 1)
+    # Google's continuous formula at this sigma (CalculateThreshold: 1 + sigma Phi^-1(1 - d'),
+    # d' = 1 - (1 - delta / 2)**(1/m)) lands within one of the discrete threshold
+    adjusted = -math.expm1(math.log1p(-delta / 2) / m)
+    assert abs(t - math.ceil(1 + sigma * stats.norm.isf(adjusted))) <= 1
+
+
+def test_gaussian_noise_grows_like_the_root_of_max_partitions():
+    s1, t1 = ps._gaussian_plan(1.0, 1e-6, 1)
+    s16, t16 = ps._gaussian_plan(1.0, 1e-6, 16)
+    assert s16 == pytest.approx(4 * s1, rel=1e-6)
+    # at m = 16 the Gaussian threshold is far below the Laplace one (scale m / epsilon = 16)
+    assert t16 < partition_threshold(1.0, 1e-6, max_partitions=16) / 2
+
+
+def test_gaussian_rule_releases_a_lone_users_key_with_its_tail_probability(rng_seed):
+    eps, delta = 1.0, 0.2
+    sigma, t = ps._gaussian_plan(eps, delta, 1)
+    ys = np.arange(t - 1, t - 1 + int(60 * sigma) + 60)
+    p = float(np.sum(discrete_gaussian_pmf(ys, sigma)))
+    gen = np.random.default_rng(rng_seed)
+    n_runs = 4000
+    kept = sum(
+        select_partitions([7], ["x"], eps, delta, rule="gaussian", rng=gen).size
+        for _ in range(n_runs)
+    )
+    low, high = clopper_pearson(kept, n_runs, alpha=FAIL)
+    assert low <= p <= high and p <= delta / 2
+
+
 # --------------------------------------------------------------------------- black-box audits
 
 
@@ -226,7 +274,7 @@ def _as_text(keys) -> str:
     return ",".join(str(k) for k in keys)
 
 
-@pytest.mark.parametrize("rule", ["optimal", "laplace", "laplace+counts"])
+@pytest.mark.parametrize("rule", ["optimal", "laplace", "laplace+counts", "gaussian+counts"])
 def test_select_partitions_passes_a_dp_audit(rule, rng_seed):
     # D: three users in "a"; D': plus a fourth user alone in "b" (its own key) and also in "a"
     eps, delta = 1.0, 0.05
@@ -234,9 +282,9 @@ def test_select_partitions_passes_a_dp_audit(rule, rng_seed):
     d_prime = ([1, 2, 3, 4, 4], ["a", "a", "a", "a", "b"])
 
     def mechanism(data, rng):
-        if rule == "laplace+counts":
+        if rule.endswith("+counts"):
             keys, counts = select_partitions(
-                *data, eps, delta, max_partitions=2, rule="laplace", return_counts=True, rng=rng
+                *data, eps, delta, max_partitions=2, rule=rule[:-7], return_counts=True, rng=rng
             )
             return _as_text(f"{k}:{c}" for k, c in zip(keys, counts, strict=True))
         return _as_text(select_partitions(*data, eps, delta, max_partitions=2, rule=rule, rng=rng))
@@ -282,7 +330,7 @@ def test_zero_and_one_records_are_answered_alike():
         ({"delta": 1.0}, ValueError),
         ({"max_partitions": 0}, ValueError),
         ({"max_partitions": 1.5}, TypeError),
-        ({"rule": "gaussian"}, ValueError),
+        ({"rule": "poisson"}, ValueError),
         ({"user_ids": [1, 2]}, ValueError),
         ({"keys": [math.nan, 1.0, 2.0]}, ValueError),
         ({"keys": None}, TypeError),

@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _harness import Measurement, Row, Section, measure, measure_pair, time_row, versions  # noqa: E402
 
 import dplib  # noqa: E402
+from dplib.queries import partition_selection as ps  # noqa: E402
 
 GROUP = "tables (issue 40)"
 EPSILON = 1.0
@@ -117,6 +118,13 @@ def partition_rows(rows: int, repeats: int) -> tuple[list[Row], list[str]]:
             f"delta {lone.map(1)[1]:.4f}) and {kept_ours:.3f} by dplib (its delta "
             f"{dplib.partition_selection_delta(2, 1.0):.4f})"
         )
+    laplace16 = dplib.partition_threshold(EPSILON, DELTA, max_partitions=16)
+    sigma16, gauss16 = ps._gaussian_plan(EPSILON, DELTA, 16)
+    notes.append(
+        f"users in 16 keys each: the Laplace rule's threshold is {laplace16} (scale 16/eps), the "
+        f"Gaussian rule's {gauss16} (sigma {sigma16:.1f}, growing like sqrt(16)), at the same "
+        f"({EPSILON:g}, {DELTA:g})"
+    )
     first, second, note = _timed(ours, theirs, repeats)
     row = time_row(
         GROUP,

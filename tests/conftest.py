@@ -64,6 +64,7 @@ HEAVY = {
     "notebooks/test_04_exercises.py": 202,
     "notebooks/test_solutions_run.py": 55,
     "coursetools/grading/test_grade.py": 120,
+    "notebooks/test_09_exercises.py": 116,
     "notebooks/test_05_exercises.py": 102,
     "coursetools/grading/handin/test_hub_handin.py": 84,
     "notebooks/test_06_exercises.py": 83,

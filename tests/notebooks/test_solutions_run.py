@@ -8,7 +8,7 @@ raises and every autograded test cell gets its full points by nbgrader's own rul
 tests' batched calls (``coursetools.authoring.hidden_tests.repeat``/``map_calls``) work on plain
 functions.
 
-The nine solutions run once, two at a time (one per core). That raw ``nbgrader autograde`` gives
+The solutions run once each, two at a time (one per core). That raw ``nbgrader autograde`` gives
 the example class the trusted grader's scores is checked in ``tests/coursetools/authoring/test_release.py``, which
 grades every solution with the trusted grader already (each notebook is graded once per run).
 """

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 import dplib
@@ -25,6 +26,7 @@ from dplib.accounting.filters import (
     whitehouse2023_statistic,
 )
 from dplib.errors import BudgetExceededError
+from dplib.testing import assert_dp
 
 
 def _admitted(f: PrivacyFilter, eps: float, delta: float = 0.0) -> int:
@@ -218,6 +220,51 @@ def test_the_valid_filters_refuse_the_costly_branch_of_the_counterexample():
     assert f.can_spend(1e-12, ex.leak_probability)  # the leak branch fits; alone it is valid
     # the advanced-composition filter is stricter still for one query of this size
     assert not PrivacyFilter(ex.epsilon, 0.1, rule="whitehouse2023").can_spend(ex.first_epsilon)
+
+
+def _interaction(second_epsilon_after_yes, leak, rr_after_yes: bool):
+    """The counterexample's two queries, vectorized: 1 when the transcript is in the set where
+    D (bit 1) is likelier than e^1 times D' (bit 0) -- a post-processing, so a violation of
+    (1, 0.05) by this bit is a violation by the interaction."""
+    p1 = math.exp(0.5) / (1 + math.exp(0.5))
+    p2 = math.exp(second_epsilon_after_yes) / (1 + math.exp(second_epsilon_after_yes))
+
+    def mechanism(bit, rng, size):
+        first = np.where(rng.random(size) < p1, bit, 1 - bit)  # RR(0.5): the true bit w.p. p1
+        second_rr = np.where(rng.random(size) < p2, bit, 1 - bit)
+        revealed = rng.random(size) < leak  # the leak: the bit itself, else nothing
+        after_yes = (second_rr == 1) if rr_after_yes else (revealed & (bit == 1))
+        after_no = revealed & (bit == 1)
+        return np.where(first == 1, after_yes, after_no).astype(float)
+
+    return mechanism
+
+
+def test_an_audit_sees_the_adaptive_interaction_break_its_budget(rng_seed):
+    # uniform doubles decide the simulated answers: a test of the law, not a release
+    ex = adaptive_composition_counterexample()
+    adaptive = _interaction(ex.second_epsilon, ex.leak_probability, rr_after_yes=True)
+    # its delta is 0.0689 at epsilon 1: the indicator is 1 with probability 0.4253 on D, 0.1311 on D'
+    # at 1.5e6 samples the Clopper-Pearson margins (1e-9 split over the events) take about 0.008
+    # of the 0.019 excess, and the sampling noise of P - e Q has sd 0.0009: missed with
+    # probability far below 1e-9
+    with pytest.raises(AssertionError):
+        assert_dp(
+            adaptive, 1, 0, 1.0, delta=0.05, n_samples=1_500_000, vectorized=True, rng=rng_seed
+        )
+
+
+def test_with_the_filter_the_same_analyst_stays_within_budget(rng_seed):
+    # the analyst asks the filter before the second query: RR(0.63) after RR(0.5) is refused
+    # (0.5 + 0.63 > 1), so it asks the leak instead, which fits: the interaction is then exactly
+    # (1, 0.05)-DP, and the audit finds nothing
+    ex = adaptive_composition_counterexample()
+    f = PrivacyFilter(ex.epsilon, ex.delta)
+    f.spend(ex.first_epsilon)
+    assert not f.can_spend(ex.second_epsilon)
+    f.spend(1e-12, ex.leak_probability)  # the leak: (0, delta)-DP, charged a negligible epsilon
+    filtered = _interaction(ex.second_epsilon, ex.leak_probability, rr_after_yes=False)
+    assert_dp(filtered, 1, 0, 1.0, delta=0.05, n_samples=400_000, vectorized=True, rng=rng_seed)
 
 
 # --------------------------------------------------------------------------- refusals

@@ -15,6 +15,11 @@ seeds (``{burn}`` draws of the generator are burnt first, which changes every ra
 The graded notebook is the course notebook without its figures and experiments, and one
 submission carries the i-th wrong answer of every exercise at once (the exercises' tests are
 independent).
+
+Find the counterexample (issue 39, item 2): AboveThreshold releasing its noisy value (Lyu, Su & Li
+2017, Algorithm 3, c = 1). Wrong witnesses: two queries (ratio exactly e^eps), non-neighbours, a
+value only a float sampler outputs, one query's index alone, an index past the last query; the
+alternatives are the solution's pair in the other order and a four-query witness (ratio 16).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ EXERCISES = {
     "above_threshold": "above_threshold_tests",
     "laplace_workload": "laplace_workload_tests",
     "small_database": "small_database_tests",
+    "counterexample_sparse_vector": "counterexample_sparse_vector_tests",
 }
 
 _RELEASE = """
@@ -340,6 +346,28 @@ def reconstruct_bits(subsets, answers):
         ("no checks: NaN accepted", _small_db(check=False)),
         ("mean error for max error", _small_db(utility="-np.mean(err, axis=1)")),
     ],
+    "counterexample_sparse_vector": [
+        ("two queries: the ratio is exactly e^eps = 4, not more", """
+def sparse_vector_witness():
+    return [-1, -1], [0, -2], [(1, -1)]
+"""),
+        ("not neighbours: a query moves by 2", """
+def sparse_vector_witness():
+    return [-1, -1, -1], [1, 1, -2], [(2, -1)]
+"""),
+        ("a value only the float sampler outputs: probability 0 on both", """
+def sparse_vector_witness():
+    return [-1, -1, -1], [0, 0, -2], [(2, -0.5)]
+"""),
+        ("one query, its index alone: ratio below 4", """
+def sparse_vector_witness():
+    return [0], [1], [(0, v) for v in range(-40, 41)]
+"""),
+        ("an index past the last query", """
+def sparse_vector_witness():
+    return [-1, -1, -1], [0, 0, -2], [(3, -1)]
+"""),
+    ],
 }
 
 # ------------------------------------------------------------------------------ alternatives
@@ -624,6 +652,16 @@ def small_database(histogram, queries, size, epsilon, rng):
     rng.random({burn})
     noisy = scores + rng.gumbel(0.0, 2.0 / (n * epsilon), size=len(cands))   # Gumbel-max = the softmax
     return cands[int(np.argmax(noisy))].astype(int)
+""",
+    ],
+    "counterexample_sparse_vector": [
+        """
+def sparse_vector_witness():
+    return [0, 0, -2], [-1, -1, -1], [(2, -1)]
+""",
+        """
+def sparse_vector_witness():
+    return [-1, -1, -1, -1], [0, 0, 0, -2], [(3, -1)]
 """,
     ],
 }

@@ -412,31 +412,32 @@ def sparse_vector_value_probability(queries, threshold, event, q_threshold, q_qu
     f = [int(x) for x in queries]
     t = int(threshold)
     total = Fraction(0)
-    cache: dict[tuple[int, int], Fraction] = {}
-
-    def below(k: int, top: int) -> Fraction:
-        # sum over rho <= top of P[rho] * prod_{j<k} P[nu_j <= t + rho - f_j - 1]
-        if (k, top) in cache:
-            return cache[(k, top)]
-        low = min(0, top, *(fj - t for fj in f[:k]))  # rho <= low: every cdf argument is < 0
-        # closed form of the tail rho <= low: P[rho] = c_t qt**(-rho), cdf = qq**(-(x)) / (1 + qq)
-        ratio = qt * qq**k
+    tops: dict[int, set[int]] = {}
+    wanted = [(k, v) for k, v in _outputs(event) or () if 0 <= k < len(f)]
+    for k, v in wanted:
+        tops.setdefault(k, set()).add(v - t)
+    below: dict[tuple[int, int], Fraction] = {}
+    for k, needed in tops.items():
+        # running sum over rho <= top of P[rho] * prod_{j<k} P[nu_j <= t + rho - f_j - 1], for
+        # every top asked, in one pass from the lowest
+        low = min(0, *needed, *(fj - t for fj in f[:k]))  # rho <= low: every cdf argument < 0
+        # the tail rho <= low in closed form: P[rho] = c qt**(-rho), each cdf c' qq**(-x); one
+        # step down multiplies the term by qt * qq**k
         first = discrete_laplace_pmf(low, qt)
         for fj in f[:k]:
             first *= discrete_laplace_cdf(t + low - fj - 1, qq)
-        s = first / (1 - ratio)  # rho = low, low - 1, ...: each term `ratio` times the last
-        for rho in range(low + 1, top + 1):
+        running = first / (1 - qt * qq**k)
+        if low in needed:
+            below[(k, low)] = running
+        for rho in range(low + 1, max(needed) + 1):
             term = discrete_laplace_pmf(rho, qt)
             for fj in f[:k]:
                 term *= discrete_laplace_cdf(t + rho - fj - 1, qq)
-            s += term
-        cache[(k, top)] = s
-        return s
-
-    for k, v in _outputs(event) or ():
-        if not 0 <= k < len(f):
-            continue
-        total += discrete_laplace_pmf(v - f[k], qq) * below(k, v - t)
+            running += term
+            if rho in needed:
+                below[(k, rho)] = running
+    for k, v in wanted:
+        total += discrete_laplace_pmf(v - f[k], qq) * below[(k, v - t)]
     return total
 
 
@@ -462,13 +463,14 @@ def counterexample_verdict(
     max_length: int = 8,
     max_abs: int = 100,
     max_event: int = 1000,
+    max_value: int = 1000,
 ) -> str | None:
     """None when ``witness = (a, b, event)`` refutes an ``epsilon``-DP claim, else why it does not.
 
     ``a`` and ``b`` must be neighbours (integer vectors of the same length whose entries differ by
     at most 1: every score or query of sensitivity 1), ``event`` a list of at most ``max_event``
-    outputs, and ``probability(x, event)`` the exact probability (a Fraction) that the mechanism
-    outputs a member of ``event`` on input ``x``. The witness holds when one probability exceeds
+    outputs with values between ``-max_value`` and ``max_value``, and ``probability(x, event)`` the
+    exact probability (a Fraction) that the mechanism outputs a member of ``event`` on input ``x``. The witness holds when one probability exceeds
     ``e_epsilon`` (an exact rational) times the other; both are computed here, never taken from the
     student. The messages are fixed text and numbers: nothing of the student's is echoed.
     """
@@ -495,6 +497,8 @@ def counterexample_verdict(
         return "the event must be a list of (index, value) pairs of numbers"
     if not 1 <= len(list(event)) <= max_event:
         return f"the event must hold between 1 and {max_event} outputs"
+    if any(abs(v) > max_value for _, v in outputs):
+        return f"the event's values must lie between -{max_value} and {max_value}"
     pa, pb = probability(a, outputs), probability(b, outputs)
     if pa == 0 and pb == 0:
         return (

@@ -412,6 +412,7 @@ def test_a_valid_witness_passes_in_either_order():
         (([float("nan"), 1, 1], [0, 2, 2], [(0, 1)]), "whole numbers"),
         (([1] * 9, [1] * 9, [(0, 1)]), "between 1 and 8"),
         (([1, 1, 1], [0, 2, 2], ["x"]), "pairs"),
+        (([1, 1, 1], [0, 2, 2], [(0, 10**9)]), "values must lie"),
     ],
 )
 def test_an_invalid_witness_fails_with_a_reason(witness, words):
@@ -427,3 +428,15 @@ def test_the_index_alone_is_no_counterexample_to_report_noisy_max():
 def test_the_verdict_never_echoes_what_the_student_returned():
     why = counterexample_verdict((["<script>", 1], [0, 2], [(0, 1)]), _nm, 4)
     assert why is not None and "<script>" not in why
+
+
+def test_the_largest_witness_allowed_is_judged_whole():
+    # 8 queries at the bounds and 1,000 outputs at the largest values allowed: the threshold sums
+    # run once per stopping index, and the verdict comes back (a ratio, not a hang)
+    queries, neighbour = [-100] * 8, [-99] * 7 + [-100]
+    event = [(k, v) for k in range(8) for v in range(875, 1000)]
+    why = counterexample_verdict((queries, neighbour, event), _sv, 4)
+    assert why is None or "does not exceed" in why
+    assert counterexample_verdict((queries, neighbour, event[:1] + [(0, -1001)]), _sv, 4) == (
+        "the event's values must lie between -1000 and 1000"
+    )

@@ -49,6 +49,10 @@ ZERO_AND_ONE = {
         lambda: dplib.private_count_by_key([], [], ["a", "b"], EPS, rng=0),
         lambda: dplib.private_count_by_key([1], ["a"], ["a", "b"], EPS, rng=0),
     ),
+    "gaussian_count_by_key": (
+        lambda: dplib.gaussian_count_by_key([], [], ["a", "b"], 0.5, rng=0),
+        lambda: dplib.gaussian_count_by_key([1], ["a"], ["a", "b"], 0.5, rng=0),
+    ),
     "private_sum_by_key": (
         lambda: dplib.private_sum_by_key([], [], [], ["a"], 0.0, 1.0, EPS, rng=0),
         lambda: dplib.private_sum_by_key([1], ["a"], [0.5], ["a"], 0.0, 1.0, EPS, rng=0),

@@ -117,6 +117,11 @@ LATTICES = {
         lambda g: _flat(dplib.private_count_by_key([1], ["a"], ["a"], EPS, rng=g)),
         _integers,
     ),
+    "gaussian_count_by_key": (  # rho-zCDP: discrete Gaussian counts, integers
+        lambda g: _flat(dplib.gaussian_count_by_key([], [], ["a"], 0.5, rng=g)),
+        lambda g: _flat(dplib.gaussian_count_by_key([1], ["a"], ["a"], 0.5, rng=g)),
+        _integers,
+    ),
     "private_sum_by_key": (
         lambda g: _flat(dplib.private_sum_by_key([], [], [], ["a"], 0.0, 1.0, EPS, rng=g)),
         lambda g: _flat(dplib.private_sum_by_key([1], ["a"], [1.0], ["a"], 0.0, 1.0, EPS, rng=g)),

@@ -10,7 +10,7 @@ import inspect
 
 import dplib
 
-PRIVACY_PARAMETERS = {"epsilon", "noise_multiplier"}
+PRIVACY_PARAMETERS = {"epsilon", "noise_multiplier", "rho"}
 RANDOMNESS = {"rng", "random_state"}
 
 

@@ -8,12 +8,12 @@ Three exact methods, each vectorised over numpy integer arrays:
   by integer-arithmetic bounds on ``exp``; ``W != F_i`` decides ``U < B_i`` exactly, and a tie
   (chance ``2**-64``) reads the next 64 bits against the next digits (Knuth & Yao 1976). A
   guide of ``2**16`` cells gives most values in one lookup. The discrete Laplace up to scale
-  48 (:class:`_LaplaceTable`) and the discrete Gaussian up to sigma 4096 (CKS20 Algorithm 3,
+  1024 (:class:`_LaplaceTable`) and the discrete Gaussian up to sigma 4096 (CKS20 Algorithm 3,
   a proposal and its acceptance in one word, :class:`_GaussianInversion`) use it;
 * inversion by certified binary digits, 16 bits at a time: a Bernoulli(p) trial with ``p`` a
   real number such as ``exp(-x)`` compares uniform 16-bit words with the binary expansion of
   ``p``, read from integer-arithmetic bounds on ``exp`` (:func:`_exp_neg_dyadic`), and a tie
-  reads the next 16 bits. The discrete Laplace above scale 48 (its geometric part bit by bit,
+  reads the next 16 bits. The discrete Laplace above scale 1024 (its geometric part bit by bit,
   :class:`_LaplacePlan`) uses it (and :class:`_GaussianTable`, CKS20 Algorithm 3's acceptance
   by these digits, which the tests use as an independent sampler);
 * Canonne, Kamath & Steinke (2020), "The Discrete Gaussian for Differential Privacy" (CKS20),
@@ -33,8 +33,8 @@ rational), so the law sampled is the one of the double the caller passed.
 Termination. Every loop draws fresh uniforms on every round and ends each round with a
 probability bounded away from 0 (Algorithm 1's round ``k`` ends with probability
 ``>= 1 - 1/k``, a geometric count of Bernoulli(e^-1) with ``1 - e^-1``, a tie with
-``1 - 2**-16`` (``1 - m 2**-64`` in a table of ``m`` ends), a table's tail with ``1 - q**K >=
-1 - e**-8``, a rejection round with at least 0.3), so no single uniform value can keep a
+``1 - 2**-16`` (``1 - m 2**-64`` in a table of ``m`` ends), a table's tail with ``1 - q**K``
+(above 0.2), a rejection round with at least 0.3), so no single uniform value can keep a
 loop going and the loops stop with probability 1. The crafted generator whose every word is
 all ones makes each of them stop at once (tests/dplib/mechanisms/test_exact_samplers.py): the comparisons are
 oriented so that an all-ones word decides ("not below") and the discrete Laplace then returns
@@ -516,7 +516,7 @@ def laplace_binary_digits(scale: Fraction, count: int, rng: np.random.Generator)
     Inversion by exact comparisons (see :class:`_LaplacePlan`): each value uses ``L + 3``
     16-bit words (``L = log2(12 scale)`` rounded up), compared with the certified binary
     expansions of its probabilities; ties read more bits. Exact, integer-only, and loop-free
-    but for the rare ties and the rare high part. Used above scale 48, where the inversion
+    but for the rare ties and the rare high part. Used above scale 1024, where the inversion
     table (:class:`_LaplaceTable`) would be too long.
     """
     plan = _laplace_plan(scale.numerator, scale.denominator)
@@ -527,8 +527,8 @@ def laplace_binary_digits(scale: Fraction, count: int, rng: np.random.Generator)
     return out
 
 
-#: Largest scale sampled by one inversion table (its 2K - 1 <= 1,664 ends; S_K ~ 2**-24).
-_TABLE_MAX_LAPLACE_SCALE = 48
+#: Largest scale sampled by one inversion table (2K - 1, about 35 scale, ends; S_K ~ 2**-24).
+_TABLE_MAX_LAPLACE_SCALE = 1024
 #: Values per call of a table's sampler (bounds the memory of its words).
 _TABLE_BLOCK = 1 << 20
 
@@ -543,13 +543,13 @@ def _in_blocks(sample, block: int, count: int, rng: np.random.Generator) -> np.n
     return out
 
 
-@functools.lru_cache(maxsize=32)
+@functools.lru_cache(maxsize=16)
 def _laplace_method(scale: Fraction):
     """The sampler of one scale, ``(count, rng) -> int64 array``; cached by the exact rational.
 
     (``lru_cache`` compares keys as numbers: two keys share an entry only when they are the
-    same rational, so a cached table is never used for another scale. A table's guide is
-    256 KB; 32 scales are kept, and a table is rebuilt in a few milliseconds.)
+    same rational, so a cached table is never used for another scale. A table takes 256 KB
+    to 1 MB; 16 scales are kept, and a table is rebuilt in milliseconds to 0.2 s.)
     """
     t, s = scale.numerator, scale.denominator
     if s > 40 * t:
@@ -561,7 +561,7 @@ def _laplace_method(scale: Fraction):
     return functools.partial(laplace_binary_digits, scale)
 
 
-@functools.lru_cache(maxsize=32)
+@functools.lru_cache(maxsize=16)
 def _laplace_method_of_float(scale: float):
     return _laplace_method(Fraction(scale))
 
@@ -572,7 +572,7 @@ def sample_discrete_laplace_exact(
     """``count`` exact draws of ``P(x) ∝ exp(-|x| / scale)`` for a rational ``scale > 0``.
 
     Three exact methods, by scale: below 1/40, CKS20 Algorithm 2 (:func:`laplace_cks`; the
-    zero mass is then within ``2 e^-40`` of 1); up to 48, one 64-bit word a value inverted
+    zero mass is then within ``2 e^-40`` of 1); up to 1024, one 64-bit word a value inverted
     through a table of the exact distribution function (:class:`_LaplaceTable`); above, binary
     digits (:func:`laplace_binary_digits`). The tests check them against each other.
     """
@@ -590,8 +590,9 @@ def discrete_laplace_of_float(scale: float, count: int, rng: np.random.Generator
 _GUIDE_BITS = 16
 #: Guide and outcome markers (below every outcome an inversion table returns).
 _AMBIGUOUS, _TAIL, _REJECT = -(2**31), -(2**31) + 1, -(2**31) + 2
-#: Most boundaries an inversion table is built with (then about 3% of cells are ambiguous).
-_MAX_BOUNDARIES = 2048
+#: Most ends a discrete Laplace table is built with (about 35,500 at scale 1024, built in
+#: about 0.2 s; a long table has many ambiguous cells, searched with numpy).
+_MAX_BOUNDARIES = 1 << 16
 _GUIDE_SHIFT = np.uint64(64 - _GUIDE_BITS)
 #: Longest table that also keeps its floors as Python lists (for bisect).
 _SMALL_TABLE = 4096
@@ -770,7 +771,7 @@ class _Geometric:
             going = g == _TAIL
             out[run] += np.where(going, self.k, g)
             run = run[going]
-            # the int64 range: such an entry (2**52 rounds of chance <= e**-8 each) starts
+            # the int64 range: such an entry (2**52 rounds of chance below 0.8 each) starts
             # again, which is the truncation the module notes state
             out[run[out[run] > _LIMIT]] = 0
         return out
@@ -786,7 +787,8 @@ class _LaplaceTable:
     (``q**k`` is, by Lindemann-Weierstrass, for rational ``x > 0``, and so is ``2 y / (1 + y)``
     of a transcendental ``y``). A word of all ones lands in ``[S_1, 1)``: ``X = 0``.
     In the tail, ``|X| - K`` is geometric with ratio ``q`` (memoryless): a second table with
-    ends ``q**K < ... < q`` gives it ``K`` at a time, and a fair sign.
+    ends ``q**k' < ... < q``, ``k' = min(K, 256)``, gives it ``k'`` at a time, and a fair sign.
+    ``K`` puts the tail near ``2**-24``: up to scale 1024 (``2K - 1``, about 35,500 ends).
     """
 
     def __init__(self, x: Fraction) -> None:
@@ -820,7 +822,9 @@ class _LaplaceTable:
     def tail(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` draws of ``X`` given ``|X| >= K``: ``+-(K + G)``, ``G`` geometric(q), fair sign."""
         if self._geometric is None:
-            self._geometric = _Geometric(self._x, self.k)
+            # at most 256 ends: built in milliseconds when first needed (about once in 2**24
+            # values); a long tail then takes a few rounds of 256
+            self._geometric = _Geometric(self._x, min(self.k, 256))
         out = self.k + self._geometric.sample(n, rng)
         negative = _words64(n, rng) < np.uint64(1 << 63)
         return np.where(negative, -out, out)

@@ -81,21 +81,21 @@ def sample_discrete_laplace(
     -----
     Exact, in integer arithmetic, for the double ``scale`` taken as the rational it is
     (``fractions.Fraction(scale)``). ``P(X = 0) = (1 - q)/(1 + q)`` and ``P(|X| >= k) =
-    2 q**k / (1 + q)`` for ``k >= 1``, with a fair sign. Up to scale 48 one uniform 64-bit word
+    2 q**k / (1 + q)`` for ``k >= 1``, with a fair sign. Up to scale 1024 one uniform 64-bit word
     gives a value by inversion of this distribution function: the word is compared with the
     first 64 binary digits of the interval ends ``2 q**k / (1 + q)`` and ``q**k``, certified by
     integer-arithmetic bounds on ``exp`` (the ends are irrational, and a tie, of chance
     ``2**-64``, reads the next 64 bits: an exact comparison with the real number, Knuth & Yao
     1976); the tail ``|X| >= K`` (chance about ``2**-24``) is ``K`` plus a geometric variable
-    drawn the same way. Above scale 48 the geometric part ``Y = |X| - 1`` is drawn by its
+    drawn the same way. Above scale 1024 the geometric part ``Y = |X| - 1`` is drawn by its
     binary digits, independent Bernoulli(``q**(2**j) / (1 + q**(2**j))``) variables, each from
     16-bit words compared with certified digits (about ``log2(12 scale) + 3`` words a value).
     Below scale 1/40 it runs CKS20 Algorithm 2 instead (U uniform, Bernoulli(exp(-U/t)) by
     Algorithm 1, a geometric count of Bernoulli(e^-1) trials). No float uniform is drawn and no
     float decides an output; every loop ends each round with probability >= 1/2, and an all-ones
-    bit stream returns 0. The tables are built once per scale (a few milliseconds) and kept.
-    Values with ``|x| >= 2**62`` (the int64 range; probability below ``exp(-4 * 10**6)``) are
-    not returned.
+    bit stream returns 0. The tables are built once per scale (milliseconds; about 0.2 s at
+    scale 1024) and kept. Values with ``|x| >= 2**62`` (the int64 range; probability below
+    ``exp(-4 * 10**6)``) are not returned.
     Variance: ``2 q / (1 - q)**2``.
 
     References

@@ -848,8 +848,8 @@ class _GaussianInversion:
     round is one uniform ``U``: from the top of [0, 1), intervals of length ``C w(y)`` for
     ``y = 0, +1, -1, ..., +(K-1), -(K-1)``, then one of length ``2 q**K/(1 + q) exp(-gamma_K)``
     (a proposal with ``|Y| >= K`` that passes a first test ``Bern(exp(-gamma_K))``), and the
-    rest (rejection). In that tail interval, ``|Y| - K`` is geometric(q) (:class:`_LaplaceTable`'s
-    tail) and ``Y`` is kept with probability ``exp(-(gamma_|Y| - gamma_K))`` (Algorithm 1 in
+    rest (rejection). In that tail interval, ``|Y| - K`` is geometric(q) (:class:`_Geometric`)
+    and ``Y`` is kept with probability ``exp(-(gamma_|Y| - gamma_K))`` (Algorithm 1 in
     Python integers; ``gamma`` increases beyond ``sigma²/t <= K``): together the tail returns
     ``y`` with probability ``C w(y)`` too. Every end is ``1 - (a finite sum of rationals times
     exponentials of distinct negative rationals)``, transcendental by Lindemann-Weierstrass. A
@@ -861,7 +861,9 @@ class _GaussianInversion:
             raise ValueError(f"sigma must be in (0, {_INVERSION_MAX_SIGMA}], got {sigma!r}")
         self.sigma = sigma
         self.t = t = sigma.numerator // sigma.denominator + 1
-        # K: C w(K) below about 2**-70 (sizes the table only; 2K is about 20 sigma ends)
+        # K: C w(K) below about 2**-70 (sizes the table only; 2K is about 20 sigma ends). The
+        # bounds below round every product and quotient outward, so they hold whatever the
+        # guard bits; the guard only spares the doubling of the precision in floors().
         k = max(1, math.ceil(9.85 * float(sigma)))
         self.k = k
         sigma2 = sigma * sigma
@@ -869,7 +871,7 @@ class _GaussianInversion:
         self.gamma_k = (k - self.mu) ** 2 / (2 * sigma2)
 
         def bounds(prec: int) -> list[tuple[int, int]]:
-            work = prec + 20 + k.bit_length()
+            work = prec + 24 + 2 * k.bit_length()  # the sums carry about K**2 units of error
             one = 1 << work
             q = _exp_pair(Fraction(1, t), work)
             u = _exp_pair(1 / (2 * sigma2), work)  # w(y) = u**(y²)

@@ -79,8 +79,12 @@ export: $(STAMP)
 # The course as a static site for self-paced readers (offline: maths as MathML, no CDN):
 # _build/html/index.html. Executed chapters are cached in build/book/cache.
 BOOK_ARGS ?=
+# One BLAS thread per process where several run at once (the book's notebook runs, the test
+# workers and the kernels they start): two processes each running two OpenBLAS threads on two
+# cores spent most of their time waiting on each other (notebook 04's fits: 8x slower).
+ONE_THREAD = OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 book: $(STAMP)
-	$(PY) -m coursetools book $(BOOK_ARGS)
+	$(ONE_THREAD) $(PY) -m coursetools book $(BOOK_ARGS)
 
 tour: $(STAMP)
 	$(PY) -m dplib
@@ -92,12 +96,12 @@ TEST_WORKERS ?= 2
 PYTEST_ARGS ?=
 XDIST = $(if $(filter 0,$(TEST_WORKERS)),-p no:xdist,-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
 test: $(STAMP)
-	$(PY) -m pytest -q $(XDIST) $(PYTEST_ARGS)
+	$(ONE_THREAD) $(PY) -m pytest -q $(XDIST) $(PYTEST_ARGS)
 
 # The edit loop: everything but the tests marked slow (kernels, sandboxes, graders, hubs, notebook
 # runs, the contract sweep: tests/conftest.py's SLOW_FILES). make test runs them all.
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -m "not slow" $(XDIST) $(PYTEST_ARGS)
+	$(ONE_THREAD) $(PY) -m pytest -q -m "not slow" $(XDIST) $(PYTEST_ARGS)
 
 # Student, instructor and feedback pages in a real Chromium (tests/browser; skips without one).
 test-browser: $(STAMP)

@@ -23,6 +23,11 @@ import pytest
 
 TESTS = Path(__file__).resolve().parent
 
+# One BLAS thread in every process the tests start (kernels, graders, workers), as make test sets
+# for the workers themselves: on two cores, two workers' two-thread BLAS calls wait on each other.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
 _SEED = int(os.environ.get("DPLIB_TEST_SEED", secrets.randbits(32)))
 # Test modules that read the variable directly (SEED = int(os.environ[...])) see the same seed.
 os.environ["DPLIB_TEST_SEED"] = str(_SEED)

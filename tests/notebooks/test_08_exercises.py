@@ -4,7 +4,8 @@ Issue 31 (third edition): for every new or rewritten exercise of ``solutions/08_
 (the noisy geography, the consistent children, the tree of noisy counts and its range queries,
 whose derivations now come after the exercise; the noisy aggregation error and the data-aware
 view, HDPView-style; the private characteristic-function sketch and the mixture's characteristic
-function, PEARL-style), three or more plausible wrong answers (a wrong noise scale, epsilon
+function, PEARL-style; the witness against data-dependent clamping bounds, issue 39, whose
+hidden test decides every witness exactly), three or more plausible wrong answers (a wrong noise scale, epsilon
 vs epsilon/2, a budget spent twice, variance vs standard deviation, a NaN accepted where the
 contract says raise, an add/remove sensitivity where the relation is replace-one, an L1 bound
 where L2 is asked, a special case that fits only the visible inputs...) are handed in and graded
@@ -42,6 +43,7 @@ EXERCISES = {
     "sample_chain": "sample_chain_tests",
     "fp_attack": "fp_attack_tests",
     "audit_vendor": "audit_vendor_tests",
+    "counterexample_autobound": "counterexample_autobound_tests",
 }
 #: code cells without a grade_id that answers use (textbook_laplace, the vendor): kept
 KEPT_CODE = {"nb08-038", "nb08-046"}
@@ -457,6 +459,32 @@ WRONG = {
             _audit(_WORST, _AUDIT_CALL.replace("rng=rng)", "confidence=1 - 1e-6, rng=rng)")),
         ),
     ],
+    "counterexample_autobound": [
+        (
+            "the roles swapped: the event is likelier on x_prime",
+            "\ndef autobound_witness():\n    return [30, 30, 31], [30, 30, 30], {90}\n",
+        ),
+        (
+            "add/remove instead of replace-one (one person fewer)",
+            "\ndef autobound_witness():\n    return [30, 30, 30], [30, 30], {90}\n",
+        ),
+        (
+            "two ages changed: not neighbours",
+            "\ndef autobound_witness():\n    return [0, 0, 0], [0, 120, 120], {0}\n",
+        ),
+        (
+            "the same range on both sides: ratio e^(1/100) <= e",
+            "\ndef autobound_witness():\n    return [0, 50, 100], [0, 51, 100], {150}\n",
+        ),
+        (
+            "an event impossible on both sides",
+            "\ndef autobound_witness():\n    return [7], [8], {100}\n",
+        ),
+        (
+            "an age outside the public domain 0..120",
+            "\ndef autobound_witness():\n    return [0, 0, 1000], [0, 0, 0], {1000}\n",
+        ),
+    ],
 }
 
 # ------------------------------------------------------------------------- correct alternatives
@@ -795,6 +823,19 @@ def audit_vendor(a, b, n_samples, rng):
     result = audit_mechanism(lambda x, rng, size: vendor_private_mean(x, CLAIMED_EPSILON, rng=rng, size=size),
                              list(a), list(b), CLAIMED_EPSILON, n_samples=n_samples, vectorized=True, rng=rng)
     return float(result.epsilon_lower_bound)
+""",
+    ],
+    "counterexample_autobound": [
+        """
+def autobound_witness():
+    # range 1 against range 120: noise of scale 1 against scale 120, at the smaller total
+    return [0, 0, 1], [0, 0, 120], {1}
+""",
+        """
+def autobound_witness():
+    x = [10] * 10 + [11]                 # range 1: the total 111 with noise of scale 1
+    x_prime = [10] * 10 + [120]          # range 110: the total 220 with noise of scale 110
+    return x, x_prime, set(range(100, 121))
 """,
     ],
 }

@@ -3,8 +3,9 @@
 Issue 31 (third edition): for every exercise of ``solutions/00_anonymization_failures``, three or
 more plausible wrong answers (distinct combinations counted instead of records, columns glued as
 text, the Poisson approximation or m for m - 1 where the exact expectation is asked, a power of a
-number close to 1 that loses precision, a NaN accepted where the contract says raise, log10 for
-ln, a partly suppressed class, a budget compared with < for <=, a jump read where a threshold
+number close to 1 that loses precision, a NaN accepted where the contract says raise, a
+similarity score that counts unrated films or ignores rarity or dates, a partly suppressed
+class, a budget compared with < for <=, a jump read where a threshold
 ends, a special case that fits only the visible inputs...) are handed in and graded by the
 trusted grader; each must score 0 on its exercise. Two correct alternatives per exercise, written
 differently from the solution, must get full marks under five runs (the exercises are
@@ -104,19 +105,26 @@ _BOTH = "[(D, U, D, D), (U, U, D, D, D)]"
 
 
 def _sim(
-    weights: str = "1.0 / np.log1p(support)", mask: bool = True, r0: str = "1.5", d0: str = "30.0"
+    weights: str = "1.0 / np.log1p(support)",
+    mask: bool = True,
+    close_r: str = "np.exp(-gap_r / 1.5)",
+    close_d: str = "np.exp(-gap_d / 30.0)",
+    items: str = "np.asarray(aux_items, dtype=int)",
+    total: str = "(combined * weights).sum(axis=1)",
 ) -> str:
     combine = "np.where(sub_r > 0, sim, 0.0)" if mask else "sim"
     return f"""
 def similarity_scores(aux_items, aux_ratings, aux_days, ratings, days):
-    aux_items = np.asarray(aux_items, dtype=int)
+    aux_items = {items}
     support = (ratings > 0).sum(axis=0)[aux_items]
     weights = {weights}
     sub_r = ratings[:, aux_items].astype(float)
     sub_d = days[:, aux_items].astype(float)
-    sim = (np.exp(-np.abs(sub_r - np.asarray(aux_ratings, dtype=float)) / {r0})
-           + np.exp(-np.abs(sub_d - np.asarray(aux_days, dtype=float)) / {d0}))
-    return ({combine} * weights).sum(axis=1)
+    gap_r = np.abs(sub_r - np.asarray(aux_ratings, dtype=float))
+    gap_d = np.abs(sub_d - np.asarray(aux_days, dtype=float))
+    sim = {close_r} + {close_d}
+    combined = {combine}
+    return {total}
 """
 
 
@@ -221,10 +229,23 @@ WRONG = {
         ("empty string for a non-medallion", _unhash(_BOTH, missing="''")),
     ],
     "similarity_scores": [
-        ("log10 in the weights", _sim(weights="1.0 / np.log10(1 + support)")),
         ("films the user did not rate still score", _sim(mask=False)),
         ("all films weigh the same", _sim(weights="np.ones(len(aux_items))")),
-        ("rho_0 and d_0 swapped", _sim(r0="30.0", d0="1.5")),
+        ("popular films weigh more", _sim(weights="np.log1p(support)")),
+        (
+            "support counted over every user, rated or not",
+            _sim(weights="1.0 / np.log1p((ratings >= 0).sum(axis=0)[aux_items])"),
+        ),
+        ("exact matches only", _sim(close_r="(gap_r == 0)", close_d="(gap_d == 0)")),
+        ("dates ignored", _sim(close_d="0.0")),
+        (
+            "films sorted, their remembered ratings and days not",
+            _sim(items="np.sort(np.asarray(aux_items, dtype=int))"),
+        ),
+        (
+            "a weighted average instead of a sum",
+            _sim(total="(combined * weights).sum(axis=1) / weights.sum()"),
+        ),
     ],
     "k_anonymity": [
         ("the budget ignored", _kanon("    return int(sizes[0])")),
@@ -406,29 +427,29 @@ def unhash_medallions(hashed):
 """,
     ],
     "similarity_scores": [
+        # inverse support as the weight, 1 / (1 + gap) closeness, the two multiplied; a loop over films
         """
-import math
-
-
 def similarity_scores(aux_items, aux_ratings, aux_days, ratings, days):
     scores = np.zeros(ratings.shape[0])
     for item, stars, day in zip(np.asarray(aux_items, dtype=int), aux_ratings, aux_days):
         rated = ratings[:, item] > 0
-        w = 1.0 / math.log(1 + int(rated.sum()))
-        term = np.exp(-np.abs(ratings[:, item] - float(stars)) / 1.5) + np.exp(-np.abs(days[:, item] - float(day)) / 30.0)
-        scores += np.where(rated, w * term, 0.0)
+        weight = 1.0 / int(rated.sum()) if rated.any() else 0.0
+        near_r = 1.0 / (1.0 + np.abs(ratings[:, item] - float(stars)))
+        near_d = 1.0 / (1.0 + np.abs(days[:, item] - float(day)) / 30.0)
+        scores += np.where(rated, weight * near_r * near_d, 0.0)
     return scores
 """,
+        # log10 inverse frequency, straight-line closeness cut at 5 stars and 90 days, a matrix product
         """
 def similarity_scores(aux_items, aux_ratings, aux_days, ratings, days):
     items = np.asarray(aux_items, dtype=int)
     R = ratings[:, items].astype(float)
     Dd = days[:, items].astype(float)
     rated = R > 0
-    w = 1.0 / np.log(1.0 + rated.sum(axis=0))
-    close_r = np.exp(-np.abs(R - np.asarray(aux_ratings, float)[None, :]) / 1.5)
-    close_d = np.exp(-np.abs(Dd - np.asarray(aux_days, float)[None, :]) / 30.0)
-    return ((close_r + close_d) * rated) @ w
+    w = 1.0 / np.log10(1.0 + np.maximum(rated.sum(axis=0), 1))
+    near_r = np.clip(1.0 - np.abs(R - np.asarray(aux_ratings, float)[None, :]) / 5.0, 0.0, None)
+    near_d = np.clip(1.0 - np.abs(Dd - np.asarray(aux_days, float)[None, :]) / 90.0, 0.0, None)
+    return ((near_r + near_d) * rated) @ w
 """,
     ],
     "k_anonymity": [

@@ -29,6 +29,7 @@ EXERCISES = {
     "private_survey": "private_survey_tests",
     "empirical_epsilon": "empirical_epsilon_tests",
     "zcdp_composition": "zcdp_composition_tests",
+    "zcdp_filter": "zcdp_filter_tests",
 }
 
 _BOOT = """
@@ -213,6 +214,48 @@ def zcdp_sigma_for_budget(sensitivity, k, epsilon, delta):{c2}
 """
 
 
+
+_SESSION_CHECK = """
+    if not (math.isfinite(rho) and rho > 0 and 0 < delta < 1):
+        raise ValueError("rho and delta")
+    for d, s in requests:
+        if not (math.isfinite(d) and d > 0 and math.isfinite(s) and s > 0):
+            raise ValueError("request")"""
+
+
+_SESSION_EPS = f"""
+def zcdp_session(requests, rho, delta):{_SESSION_CHECK}
+    to_eps = lambda r: r + 2.0 * math.sqrt(r * math.log(1.0 / delta))
+    answered, spent, eps_spent = [], 0.0, 0.0
+    for i, (d, s) in enumerate(requests):
+        c = d * d / (2.0 * s * s)
+        if eps_spent + to_eps(c) <= to_eps(rho):
+            answered.append(i)
+            spent += c
+            eps_spent += to_eps(c)
+    if not answered:
+        return [], 0.0
+    return answered, float(to_eps(spent))
+"""
+
+def _session(cost: str = "d * d / (2.0 * s * s)", fits: str = "spent + c <= rho", after_refusal: str = "continue",
+             eps: str = "spent + 2.0 * math.sqrt(spent * math.log(1.0 / delta))", check: bool = True) -> str:
+    return f"""
+def zcdp_session(requests, rho, delta):{_SESSION_CHECK if check else ""}
+    costs = [{cost} for d, s in requests]
+    answered, spent = [], 0.0
+    for i, c in enumerate(costs):
+        if {fits}:
+            answered.append(i)
+            spent += c
+        else:
+            {after_refusal}
+    if not answered:
+        return [], 0.0
+    return answered, float({eps})
+"""
+
+
 # ------------------------------------------------------------------------------ wrong answers
 
 WRONG = {
@@ -300,6 +343,15 @@ def gaussian_profile_delta(sigma, sensitivity, epsilon):
         ("sqrt(rho) taken for rho in the inverse", _zcdp(inv_rho="math.sqrt(L + epsilon) - math.sqrt(L)")),
         ("NaN accepted", _zcdp(check=False)),
         ("log10 for ln", _zcdp(log="math.log10")),
+    ],
+    "zcdp_filter": [
+        ("rho = Delta / (2 sigma), not squared", _session(cost="d / (2.0 * s)")),
+        ("rho = Delta^2 / sigma^2, the 1/2 lost", _session(cost="d * d / (s * s)")),
+        ("budget in epsilons: each release's epsilon added against the budget's", _SESSION_EPS),
+        ("each release converted at delta / k, the epsilons added", _session(eps="sum(c_ + 2.0 * math.sqrt(c_ * math.log(len(answered) / delta)) for c_ in (costs[i] for i in answered))")),
+        ("stops at the first refusal", _session(after_refusal="break")),
+        ("strict < for within the budget", _session(fits="spent + c < rho")),
+        ("NaN accepted", _session(check=False)),
     ],
 }
 
@@ -541,6 +593,50 @@ def zcdp_sigma_for_budget(sensitivity, k, epsilon, delta):
     L = math.log(1 / delta)
     rho = epsilon ** 2 / (math.sqrt(L + epsilon) + math.sqrt(L)) ** 2   # (sqrt(L + eps) - sqrt(L))^2, rationalised
     return float(sensitivity * math.sqrt(k / (2 * rho)))
+""",
+    ],
+    "zcdp_filter": [
+        """
+def zcdp_session(requests, rho, delta):
+    from fractions import Fraction
+    if math.isnan(rho) or math.isnan(delta) or not (0 < rho < math.inf) or not (0 < delta < 1):
+        raise ValueError("rho must be finite > 0 and delta in (0, 1)")
+    reqs = [(float(d), float(s)) for d, s in requests]
+    if any(not (0 < d < math.inf and 0 < s < math.inf) for d, s in reqs):
+        raise ValueError("every sensitivity and sigma must be finite > 0")
+    budget = Fraction(rho)
+    total = Fraction(0)
+    answered = []
+    for i, (d, s) in enumerate(reqs):
+        cost = Fraction(d) ** 2 / (2 * Fraction(s) ** 2)   # exact: no rounding at the edge of the budget
+        if total + cost <= budget:
+            total += cost
+            answered.append(i)
+    if not answered:
+        return [], 0.0
+    r, L = float(total), -math.log(delta)
+    return answered, float((math.sqrt(r) + math.sqrt(L)) ** 2 - L)
+""",
+        """
+def zcdp_session(requests, rho, delta):
+    from scipy import optimize
+    arr = np.asarray(list(requests), dtype=float).reshape(-1, 2)
+    if not (np.isfinite(rho) and rho > 0 and 0 < delta < 1) or not (np.isfinite(arr).all() and (arr > 0).all()):
+        raise ValueError("bad budget, delta or request")
+    left = rho
+    answered = []
+    for i, cost in enumerate(0.5 * (arr[:, 0] / arr[:, 1]) ** 2):
+        if cost <= left + 1e-12 * rho:
+            answered.append(i)
+            left -= cost
+    spent = rho - left
+    if not answered:
+        return [], 0.0
+    L = math.log(1 / delta)
+    res = optimize.minimize_scalar(lambda t: (1 + math.exp(t)) * spent + L * math.exp(-t),
+                                   bracket=(0.5 * math.log(L / spent) - 1, 0.5 * math.log(L / spent) + 1),
+                                   tol=1e-12)
+    return answered, float(res.fun)
 """,
     ],
 }

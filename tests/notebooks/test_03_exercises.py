@@ -39,6 +39,7 @@ EXERCISES = {
     "median_utility": "median_utility_tests",
     "private_median": "private_median_tests",
     "counterexample_noisy_max": "counterexample_noisy_max_tests",
+    "quantiles_recursive": "quantiles_recursive_tests",
 }
 
 _CHECK = """
@@ -174,6 +175,32 @@ def my_private_median(data, lower, upper, epsilon, n_grid, rng):{validation}
 """
 
 
+
+_Q_CHECK = """
+    if not 0.0 <= a <= 1.0:
+        raise ValueError("a")
+    if neighbouring not in ("add_remove", "replace"):
+        raise ValueError("neighbouring")"""
+
+_PLAN_CHECK = """
+    if isinstance(m, bool) or not isinstance(m, int) or m < 1 or not (math.isfinite(epsilon) and epsilon > 0):
+        raise ValueError("m or epsilon")"""
+
+
+def _quantiles(add_remove: str = "max(a, 1.0 - a)", replace: str = "1.0", depth: str = "math.ceil(math.log2(m + 1))",
+               each: str = "epsilon / depth", check: bool = True) -> str:
+    """Exercise 7 (several quantiles) with one slip."""
+    return f"""
+def quantile_score_sensitivity(a, neighbouring):{_Q_CHECK if check else ""}
+    return float({add_remove}) if neighbouring == "add_remove" else float({replace})
+
+
+def recursive_quantiles_plan(m, epsilon):{_PLAN_CHECK if check else ""}
+    depth = int({depth})
+    return depth, float({each})
+"""
+
+
 # ------------------------------------------------------------------------------ wrong answers
 
 WRONG = {
@@ -268,6 +295,17 @@ def noisy_max_witness():
 def noisy_max_witness():
     return [1, 1, 1], [0, 2, 2], [(3, 1)]
 """),
+    ],
+    "quantiles_recursive": [
+        ("sensitivity 1 under add/remove (valid, not the sharp value)", _quantiles(add_remove="1.0")),
+        ("m rounds, one per level", _quantiles(depth="m")),
+        ("floor(log2 m) rounds", _quantiles(depth="math.floor(math.log2(m))")),
+        ("the whole epsilon at every round", _quantiles(each="epsilon")),
+        ("epsilon / m each, as for separate releases", _quantiles(each="epsilon / m")),
+        ("ceil(log2 m) rounds", _quantiles(depth="max(1, math.ceil(math.log2(m)))")),
+        ("min(a, 1 - a) for the sensitivity", _quantiles(add_remove="min(a, 1.0 - a)")),
+        ("the relation ignored: max(a, 1 - a) under replace-one too", _quantiles(replace="max(a, 1.0 - a)")),
+        ("NaN level accepted", _quantiles(check=False)),
     ],
 }
 
@@ -450,6 +488,53 @@ def noisy_max_witness():
         """
 def noisy_max_witness():
     return [1, 1, 1, 1], [0, 2, 2, 2], [(0, 1), (0, 0)]
+""",
+    ],
+    "quantiles_recursive": [
+        """
+def quantile_score_sensitivity(a, neighbouring):
+    if a != a or a < 0 or a > 1:
+        raise ValueError("a must be in [0, 1]")
+    below, above = 1 - a, a                 # how far one value below / above c moves the inside
+    changes = {"add_remove": [below, above], "replace": [below + above, below, above]}
+    if neighbouring not in changes:
+        raise ValueError("neighbouring must be 'add_remove' or 'replace'")
+    return float(max(changes[neighbouring]))
+
+
+def recursive_quantiles_plan(m, epsilon):
+    if type(m) is not int or m < 1:
+        raise ValueError("m must be an int >= 1")
+    if not (0 < epsilon < math.inf):
+        raise ValueError("epsilon must be finite and > 0")
+    depth, covered = 0, 0
+    while covered < m:                      # round r releases up to 2^(r-1) more levels
+        covered += 2 ** depth
+        depth += 1
+    return depth, epsilon / depth
+""",
+        """
+def quantile_score_sensitivity(a, neighbouring):
+    if not (isinstance(a, (int, float)) and 0 <= a <= 1):
+        raise ValueError("a must be a number in [0, 1]")
+    if neighbouring == "replace":
+        return 1.0
+    if neighbouring == "add_remove":
+        return 0.5 + abs(a - 0.5)
+    raise ValueError("unknown neighbouring relation")
+
+
+def recursive_quantiles_plan(m, epsilon):
+    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
+        raise ValueError("m must be an int >= 1")
+    if math.isnan(epsilon) or math.isinf(epsilon) or epsilon <= 0:
+        raise ValueError("epsilon must be finite and > 0")
+
+    def rounds(k):                          # the middle level, then the two halves side by side
+        return 0 if k == 0 else 1 + rounds(k // 2)
+
+    depth = rounds(int(m))
+    return depth, float(epsilon) / depth
 """,
     ],
 }

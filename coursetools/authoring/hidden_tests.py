@@ -365,7 +365,7 @@ def _outputs(event) -> set[tuple[int, int]] | None:
         try:
             index, value = pair
             index, value = float(index), float(value)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # an int too large for a double is malformed
             return None
         if not (math.isfinite(index) and math.isfinite(value)) or index != int(index):
             return None

@@ -413,6 +413,7 @@ def test_a_valid_witness_passes_in_either_order():
         (([1] * 9, [1] * 9, [(0, 1)]), "between 1 and 8"),
         (([1, 1, 1], [0, 2, 2], ["x"]), "pairs"),
         (([1, 1, 1], [0, 2, 2], [(0, 10**9)]), "values must lie"),
+        (([1, 1, 1], [0, 2, 2], [(0, 10**400)]), "pairs"),  # too large for a double: no OverflowError
     ],
 )
 def test_an_invalid_witness_fails_with_a_reason(witness, words):

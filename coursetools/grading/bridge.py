@@ -7,8 +7,11 @@ crosses this boundary as data:
 
 - ``None``, ``bool``, ``int``, ``float`` (NaN and infinities included), ``str``, ``bytes``,
   ``complex``, lists, tuples, dicts, sets, slices;
-- numpy arrays and numpy scalars of numeric, boolean or string dtype, as ``.npy`` bytes read with
-  ``allow_pickle=False`` (no object, structured or void dtypes);
+- numpy arrays and numpy scalars of numeric, boolean or string dtype, as their raw bytes in base64
+  beside a dtype string (``'<f8'``, one of :data:`ARRAY_KINDS`, checked against a pattern before
+  numpy reads it) and a shape whose size must match the bytes exactly: no pickle, no object,
+  structured or void dtypes, and no header to parse (``.npy`` headers cost 30 µs an array to
+  write and read, most of what a hidden test's thousands of small arrays cost to cross);
 - ``numpy.random.Generator``: its bit generator's name and state (so the kernel draws exactly what
   it would have drawn from the test's generator, and the state comes back);
 - anything else a student hands back (a function, an object of a class they wrote) stays in the
@@ -17,7 +20,7 @@ crosses this boundary as data:
 Nothing is ever unpickled, evaluated or imported from the other side's data, and the decoder caps
 depth, node count and bytes. :func:`loads` bounds what a message can expand into *before* parsing
 it: at most :data:`MAX_PARTS` JSON values (counted as the bytes ``[``, ``{``, ``,`` and ``:``, which
-precede every value but the first; base64 text, the ``.npy`` path for large arrays, has none), so
+precede every value but the first; base64 text, the way arrays cross, has none), so
 a reply of 80 MB of ``[{},{},...]`` is refused in milliseconds instead of becoming two gigabytes of
 Python objects. Handles carry an id and a kind (callable or not), never a name the other side chose. The module uses only the standard library and numpy because its
 source text is also what the grader sends into the kernel (:data:`KERNEL_SERVER`): the two ends
@@ -28,7 +31,6 @@ from __future__ import annotations
 
 import base64
 import builtins
-import io
 import json
 import math
 import re
@@ -75,10 +77,10 @@ class Handle:
 # ------------------------------------------------------------------------------------- encoding
 
 
-def _npy(array: np.ndarray) -> str:
-    buffer = io.BytesIO()
-    np.lib.format.write_array(buffer, np.asarray(array, order="C"), allow_pickle=False)
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
+def _array_tree(tag: str, array: np.ndarray) -> dict:
+    """An array as ``{"$": tag, "dt": dtype string, "sh": shape, "raw": base64 of its C-order bytes}``."""
+    raw = base64.b64encode(np.ascontiguousarray(array).tobytes()).decode("ascii")
+    return {"$": tag, "dt": array.dtype.str, "sh": list(array.shape), "raw": raw}
 
 
 def _check_array(array: np.ndarray) -> None:
@@ -99,20 +101,21 @@ def encode(value, *, register=None, references=None, generators=None, _depth=0):
     """
     if _depth > MAX_DEPTH:
         raise BoundaryError(f"value nested more than {MAX_DEPTH} levels deep")
-    kw = dict(register=register, references=references, generators=generators, _depth=_depth + 1)
-    if value is None or isinstance(value, (bool, str)):
+    kind = type(value)
+    if value is None or kind is bool or kind is str or kind is int:
         return value
-    if type(value) is int:
-        return value
-    if type(value) is float:
+    if kind is float:
         return value if math.isfinite(value) else {"$": "float", "v": repr(value)}
     if isinstance(value, np.ndarray):
         _check_array(value)
-        return {"$": "nd", "npy": _npy(np.asarray(value))}
+        return _array_tree("nd", value)
     if isinstance(value, np.generic):
         array = np.asarray(value)
         _check_array(array)
-        return {"$": "np", "npy": _npy(array)}
+        return _array_tree("np", array)
+    if isinstance(value, str):  # a str subclass: plain text
+        return value
+    kw = dict(register=register, references=references, generators=generators, _depth=_depth + 1)
     if isinstance(value, np.random.Generator):
         generators = [] if generators is None else generators  # callers pass one list per message
         for index, seen in enumerate(generators):
@@ -123,13 +126,13 @@ def encode(value, *, register=None, references=None, generators=None, _depth=0):
     if references is not None and id(value) in references:
         return {"$": "ref", "id": references[id(value)]}
     if type(value) is list:
-        return [encode(v, **kw) for v in value]
+        return _encode_items(value, kw)
     if type(value) is tuple:
-        return {"$": "tuple", "v": [encode(v, **kw) for v in value]}
+        return {"$": "tuple", "v": _encode_items(value, kw)}
     if type(value) is dict:
         return {"$": "dict", "v": [[encode(k, **kw), encode(v, **kw)] for k, v in value.items()]}
     if type(value) in (set, frozenset):
-        return {"$": type(value).__name__, "v": [encode(v, **kw) for v in value]}
+        return {"$": type(value).__name__, "v": _encode_items(value, kw)}
     if type(value) is bytes:
         return {"$": "bytes", "v": base64.b64encode(value).decode("ascii")}
     if type(value) is complex:
@@ -149,7 +152,33 @@ def encode(value, *, register=None, references=None, generators=None, _depth=0):
     )
 
 
+def _encode_items(values, kw: dict) -> list:
+    """The items of a list, tuple or set: ints, finite floats, bools and None as they are (the
+    common case, without a call each), the rest through :func:`encode`."""
+    return [
+        v
+        if (kind := type(v)) is int or kind is bool or v is None or (kind is float and math.isfinite(v))
+        else encode(v, **kw)
+        for v in values
+    ]
+
+
 # ------------------------------------------------------------------------------------- decoding
+
+
+def _decode_items(values: list, kw: dict, budget) -> list:
+    """The items of a list tree: ints, floats, bools and None as they are (counted in one step:
+    JSON has no other kind of such a value), the rest through :func:`decode`."""
+    out, plain = [], 0
+    for v in values:
+        kind = type(v)
+        if kind is int or kind is float or kind is bool or v is None:
+            out.append(v)
+            plain += 1
+        else:
+            out.append(decode(v, **kw))
+    budget.spend(plain)
+    return out
 
 
 class _Budget:
@@ -167,16 +196,33 @@ class _Budget:
             raise BoundaryError(f"value is larger than {MAX_BYTES // 1024**2} MiB")
 
 
-def _read_npy(text) -> np.ndarray:
-    if not isinstance(text, str):
+DTYPE_TEXT = re.compile(r"[<>|=][biufcSU][0-9]{1,6}")  # what dtype.str says of an ARRAY_KINDS dtype
+MAX_DIMENSIONS = 32
+
+
+def _read_array(tree: dict) -> np.ndarray:
+    """The array of an ``nd``/``np`` tree: dtype text, shape and byte count checked before numpy reads it."""
+    dt, shape, text = tree.get("dt"), tree.get("sh"), tree.get("raw")
+    if not (isinstance(dt, str) and DTYPE_TEXT.fullmatch(dt) and isinstance(text, str)):
         raise BoundaryError("malformed array")
+    if (
+        type(shape) is not list
+        or len(shape) > MAX_DIMENSIONS
+        or any(type(n) is not int or not 0 <= n <= MAX_BYTES for n in shape)
+    ):
+        raise BoundaryError("malformed array shape")
+    size = math.prod(shape)
     try:
+        dtype = np.dtype(dt)
         raw = base64.b64decode(text.encode("ascii"), validate=True)
-        array = np.lib.format.read_array(io.BytesIO(raw), allow_pickle=False)
     except Exception as exc:  # noqa: BLE001 - any malformed array is the sender's
         raise BoundaryError(f"malformed array ({type(exc).__name__})") from None
-    _check_array(array)
-    return array
+    _check_array(np.empty(0, dtype))
+    if size > MAX_BYTES or size * dtype.itemsize != len(raw):
+        raise BoundaryError("malformed array (its bytes do not match its shape)")
+    if dtype.itemsize == 0:  # '<U0', '|S0': no bytes to read
+        return np.zeros(shape, dtype)
+    return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()  # writable, owns its memory
 
 
 def decode(
@@ -197,6 +243,12 @@ def decode(
     budget.spend()
     if _depth > MAX_DEPTH:
         raise BoundaryError(f"value nested more than {MAX_DEPTH} levels deep")
+    kind = type(tree)
+    if tree is None or kind is bool or kind is int or kind is float:
+        return tree
+    if kind is str:
+        budget.spend(0, len(tree))
+        return tree if text is None else text(tree)
     kw = dict(
         resolve=resolve,
         make_handle=make_handle,
@@ -205,27 +257,17 @@ def decode(
         _depth=_depth + 1,
         _budget=budget,
     )
-    if tree is None or isinstance(tree, (bool, str)):
-        if isinstance(tree, str):
-            budget.spend(0, len(tree))
-            if text is not None:
-                return text(tree)
-        return tree
-    if type(tree) is int:
-        return tree
-    if type(tree) is float:
-        return tree
     if type(tree) is list:
-        return [decode(v, **kw) for v in tree]
+        return _decode_items(tree, kw, budget)
     if type(tree) is not dict or not isinstance(tree.get("$"), str):
         raise BoundaryError(f"malformed value ({type(tree).__name__})")
     tag, v = tree["$"], tree.get("v")
     if tag == "nd":
-        array = _read_npy(tree.get("npy"))
+        array = _read_array(tree)
         budget.spend(0, array.nbytes)
         return array if text is None or array.dtype.kind not in "SU" else text(array)
     if tag == "np":
-        array = _read_npy(tree.get("npy"))
+        array = _read_array(tree)
         if array.ndim != 0:
             raise BoundaryError("malformed numpy scalar")
         return array[()] if text is None or array.dtype.kind not in "SU" else text(array[()])
@@ -236,7 +278,7 @@ def decode(
     if tag in ("tuple", "set", "frozenset"):
         if type(v) is not list:
             raise BoundaryError(f"malformed {tag}")
-        items = [decode(x, **kw) for x in v]
+        items = _decode_items(v, kw, budget)
         try:
             return {"tuple": tuple, "set": set, "frozenset": frozenset}[tag](items)
         except TypeError:
@@ -327,17 +369,20 @@ def count_parts(text: str) -> int:
 
     Every value but the first follows ``[``, ``,`` or ``:``, and every container opens with ``[``
     or ``{``; bytes inside strings are counted too, so the bound is conservative. Base64 text (the
-    ``.npy`` arrays) contains none of them.
+    arrays' bytes) contains none of them.
     """
     return sum(text.count(c) for c in STRUCTURE) + 1
 
 
-ARRAY_TEXT = re.compile(r'"npy":"[A-Za-z0-9+/=]*"')  # never inside a JSON string: its quotes are escaped
+ARRAY_TEXT = re.compile(r'"raw":"[A-Za-z0-9+/=]*"')  # never inside a JSON string: its quotes are escaped
 
 
 def _text_bytes(text: str) -> int:
     """Characters of ``text`` outside the base64 of its arrays (what can become Python objects)."""
     return len(text) - sum(match.end() - match.start() for match in ARRAY_TEXT.finditer(text))
+
+
+MAX_MESSAGE_CHARS = MAX_BYTES * 4 // 3 + 1024  # the base64 of MAX_BYTES, plus its envelope
 
 
 def loads(text: str):
@@ -347,7 +392,17 @@ def loads(text: str):
     envelope), :data:`MAX_PARTS` values and :data:`MAX_TEXT_BYTES` outside the arrays' base64:
     what a message expands into is bounded before :func:`json.loads` builds a single object.
     """
-    if not isinstance(text, str) or len(text) > MAX_BYTES * 4 // 3 + 1024:
+    check_message(text)
+    try:
+        return json.loads(text, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError):
+        raise BoundaryError("malformed message") from None
+
+
+def check_message(text: str) -> None:
+    """The checks :func:`loads` makes before parsing (all in C over the text, a few ms for
+    megabytes): the grader runs them on a reply it relays unparsed to the trusted runner."""
+    if not isinstance(text, str) or len(text) > MAX_MESSAGE_CHARS:
         raise BoundaryError("message missing or too large")
     if not text.isascii():  # dumps() escapes everything else: no 4-byte-per-character strings
         raise BoundaryError("malformed message (not ASCII)")
@@ -360,10 +415,6 @@ def loads(text: str):
             f"message has more than {MAX_TEXT_BYTES // 1024**2} MiB outside numpy arrays: "
             "send large data as a numpy array"
         )
-    try:
-        return json.loads(text, parse_constant=_refuse_constant)
-    except (ValueError, RecursionError):
-        raise BoundaryError("malformed message") from None
 
 
 def _refuse_constant(name: str):

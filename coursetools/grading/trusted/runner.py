@@ -42,6 +42,7 @@ No text the kernel chose is ever printed or imported here. The rule, total over 
 from __future__ import annotations
 
 import ast
+import base64
 import builtins
 import math
 import os
@@ -57,7 +58,7 @@ from coursetools.grading import bridge, framing
 __all__ = ["Remote", "StudentError", "run_test", "main"]
 
 MAX_MESSAGE = 300
-MAX_FRAME = bridge.MAX_BYTES * 2  # a frame from the grader: a relayed reply is at most this
+MAX_FRAME = bridge.MAX_BYTES * 2  # a frame from the grader: a relayed reply's base64 (4/3 of MAX_MESSAGE_CHARS) fits
 GRAM = 4  # a failure message may not hold this many consecutive characters of a kernel string
 MAX_REMEMBERED = 256 * 1024  # characters of kernel strings remembered per test (more: no message)
 MAX_CHECKED = 4096  # a failure message longer than this is not shown (the line-based one is)
@@ -314,6 +315,12 @@ class KernelLink:
         reply = read_frame(self.rx)
         if reply.get("op") != "reply":
             raise EOFError("unexpected message from the grader")
+        if "text" in reply:  # the kernel's own reply, relayed unparsed: the student's data, checked here
+            try:
+                tree = bridge.loads(base64.b64decode(reply["text"], validate=True).decode("ascii"))
+            except (bridge.BoundaryError, ValueError, TypeError):
+                return {"ok": False, "error": {"boundary": True}}
+            return tree if isinstance(tree, dict) else {"ok": False, "error": {"boundary": True}}
         return reply.get("reply") if isinstance(reply.get("reply"), dict) else {"ok": False}
 
 

@@ -61,13 +61,20 @@ def test_non_finite_floats_cross_without_json_nan():
         np.array(["a", "bc"]),
         np.array([1 + 1j]),
         np.arange(10.0)[::3],  # not contiguous
+        np.arange(6.0).reshape(2, 3).T,  # Fortran order
+        np.arange(4, dtype=">i4"),  # big-endian
+        np.array(2.5),  # zero dimensions
+        np.array([b"x", b"yz"]),
+        np.array(["", ""]),  # strings of length 0: a dtype of no bytes
         np.zeros((0, 3)),
     ],
 )
 def test_arrays_keep_dtype_shape_and_values(array):
     got, _ = _round_trip(array)
-    assert got.dtype == array.dtype and got.shape == array.shape
+    assert type(got) is np.ndarray and got.dtype == array.dtype and got.shape == array.shape
     np.testing.assert_array_equal(got, array)
+    got[...] = got  # the receiver's own writable copy, not a view of the message
+    assert got.flags.writeable and got.flags.owndata
 
 
 def test_numpy_scalars_stay_numpy_scalars():
@@ -112,18 +119,36 @@ def test_objects_become_handles_only_where_a_registry_keeps_them():
     assert made == {"f": ("handle", 1, "callable")}  # the type name never crosses
 
 
-def _npy(array, allow_pickle=False):
+def _array(dt, shape, raw: bytes, tag="nd"):
+    return {"$": tag, "dt": dt, "sh": shape, "raw": base64.b64encode(raw).decode()}
+
+
+def _npy_pickle():
     buffer = io.BytesIO()
-    np.save(buffer, array, allow_pickle=allow_pickle)
-    return base64.b64encode(buffer.getvalue()).decode()
+    np.save(buffer, np.array([{}], dtype=object), allow_pickle=True)
+    return buffer.getvalue()
 
 
 @pytest.mark.parametrize(
     "tree",
     [
-        {"$": "nd", "npy": _npy(np.array([{}], dtype=object), allow_pickle=True)},  # a pickle
-        {"$": "nd", "npy": "not base64!"},
-        {"$": "np", "npy": _npy(np.arange(3))},  # a "scalar" that is an array
+        _array("|O", [1], _npy_pickle()),  # an object dtype (a pickle behind it)
+        _array("|O8", [1], b"\0" * 8),
+        _array("|V8", [1], b"\0" * 8),  # void
+        _array("[('a', '<i4')]", [1], b"\0" * 4),  # structured, as text numpy would parse
+        _array("<M8[s]", [1], b"\0" * 8),  # datetimes are not among the kinds
+        _array("<f8", [3], b"\0" * 16),  # bytes that do not fill the shape
+        _array("<f8", [2], b"\0" * 24),  # or overflow it
+        _array("<f8", [-1], b"\0" * 8),  # a negative dimension
+        _array("<f8", [2**40, 2**40, 0], b""),  # dimensions past the byte cap, even empty
+        _array("<f8", [1] * 40, b"\0" * 8),  # more dimensions than allowed
+        _array("<f8", [1.0], b"\0" * 8),  # a float dimension
+        _array("<U0", [2**31], b""),  # a huge array of empty strings: no bytes, still refused
+        _array("<i3", [1], b"\0" * 3),  # a dtype numpy rejects
+        {"$": "nd", "dt": "<f8", "sh": [1], "raw": "not base64!"},
+        {"$": "nd", "dt": "<f8", "sh": [1]},  # no bytes
+        {"$": "nd", "npy": base64.b64encode(b"\x93NUMPY").decode()},  # the old .npy form
+        _array("<i8", [3], np.arange(3).tobytes(), tag="np"),  # a "scalar" that is an array
         {"$": "float", "v": "1e999"},
         {"$": "dict", "v": [[[1, 2], 3]]},  # an unhashable key
         {"$": "gen", "state": {"$": "dict", "v": [["bit_generator", "Evil"]]}},

@@ -227,6 +227,13 @@ WRONG = {
         ),
         ("digits 1-9 only", _unhash("[(D[1:], U, D[1:], D[1:]), (U, U, D[1:], D[1:], D[1:])]")),
         ("empty string for a non-medallion", _unhash(_BOTH, missing="''")),
+        (
+            "the input overwritten once looked up",
+            _unhash(_BOTH).replace(
+                "    return [table.get(str(h), None) for h in hashed]",
+                "    found = [table.get(str(h), None) for h in hashed]\n    hashed[:] = ''\n    return found",
+            ),
+        ),
     ],
     "similarity_scores": [
         ("films the user did not rate still score", _sim(mask=False)),

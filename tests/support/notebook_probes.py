@@ -7,6 +7,13 @@ or more wrong answers a real student would hand in and two correct alternatives;
 and :func:`install` adds the tests: every wrong answer scores 0 on its exercise, every
 alternative gets full marks under five seeds (a ``{burn}`` in an alternative's text is replaced
 by the seed, so its random draws differ from run to run).
+
+A run grades only the exercises it is about: a wrong-answer run drops the test cells of the
+exercises that have no wrong answer of that index (their answer is the solution's), and a run of
+seed 1 to 4 drops those whose alternative has no ``{burn}`` (its draws, and so its grade, are the
+same under every seed: the hidden tests seed their own generators, so seed 0's grade is its grade
+under all five). Test cells run in the trusted runner, never in the kernel, so dropping one
+changes nothing the other cells see.
 """
 
 from __future__ import annotations
@@ -55,36 +62,43 @@ class Probe:
     def source(self) -> Path:
         return ROOT / "solutions" / self.name / f"{self.name}.ipynb"
 
-    def trim(self, nb):
+    def trim(self, nb, tests_dropped: frozenset[str] = frozenset()):
         nb = nbformat.from_dict(nb)
+        dropped = self.dropped | tests_dropped
         nb.cells = [
             c
             for c in nb.cells
-            if _gid(c) not in self.dropped
+            if _gid(c) not in dropped
             and (c.cell_type != "code" or _gid(c) or c.get("id") in self.kept_code)
         ]
         return nb
 
-    def submission(self, answers: dict[str, str]) -> bytes:
+    def submission(self, answers: dict[str, str], tests_dropped: frozenset[str] = frozenset()) -> bytes:
         """The solution as handed in (``ada_full``), ``answers`` in place, trimmed."""
         handed_in = _make_class().student_notebooks(self.source)["ada_full"].decode()
         nb = nbformat.reads(handed_in, as_version=4)
         for cell in nb.cells:
             if _gid(cell) in answers:
                 cell.source = answers[_gid(cell)]
-        return nbformat.writes(self.trim(nb)).encode()
+        return nbformat.writes(self.trim(nb, tests_dropped)).encode()
 
-    def grade(self, answers: dict[str, str]) -> dict[str, str]:
-        """grade_id of each test cell -> 'passed', 'failed' or 'partial', by the trusted grader."""
+    def grade(self, answers: dict[str, str], only: frozenset[str] | None = None) -> dict[str, str]:
+        """grade_id of each test cell -> 'passed', 'failed' or 'partial', by the trusted grader.
+
+        ``only``: the exercises (answer grade_ids) whose test cells are graded; None for all.
+        """
         from coursetools.grading.grade import Job, Options, grade_job
 
-        source = self.trim(nbformat.read(self.source, as_version=4))
+        tests_dropped = frozenset(
+            test for answer, test in self.exercises.items() if only is not None and answer not in only
+        )
+        source = self.trim(nbformat.read(self.source, as_version=4), tests_dropped)
         job = Job(
             student="probe",
             assignment=self.name,
             source=nbformat.writes(source),
             release=notebook_bytes(release_notebook(source, self.name)).decode(),
-            submission=self.submission(answers),
+            submission=self.submission(answers, tests_dropped),
             notebook_name=f"{self.name}.ipynb",
             files={},
             options=Options(cell_timeout=300.0, notebook_timeout=900.0),
@@ -105,7 +119,20 @@ class Probe:
     def runs(self) -> list[tuple]:
         """One submission per index of wrong answers, and one per alternative and seed."""
         wrong = [("wrong", i) for i in range(max(len(v) for v in self.wrong.values()))]
-        return wrong + [("alternative", (w, s)) for w in (0, 1) for s in self.seeds]
+        alternatives = [("alternative", (w, s)) for w in (0, 1) for s in self.seeds]
+        return wrong + [run for run in alternatives if self.graded_in(run)]  # a run that grades nothing is not run
+
+    def seeded(self, which: int) -> frozenset[str]:
+        """The exercises whose alternative ``which`` draws differently under each seed."""
+        return frozenset(g for g, a in self.alternatives.items() if "{burn}" in a[which])
+
+    def graded_in(self, run: tuple) -> frozenset[str]:
+        """The exercises a run grades (see the module's docstring)."""
+        kind, arg = run
+        if kind == "wrong":
+            return frozenset(g for g, v in self.wrong.items() if arg < len(v))
+        which, burn = arg
+        return frozenset(self.exercises) if burn == self.seeds[0] else self.seeded(which)
 
     def run(self, run: tuple) -> dict[str, str]:
         kind, arg = run
@@ -116,7 +143,7 @@ class Probe:
             answers = {
                 g: a[which].replace("{burn}", str(burn)) for g, a in self.alternatives.items()
             }
-        return self.grade(answers)
+        return self.grade(answers, only=self.graded_in(run))
 
     def graded(self) -> dict[tuple, dict[str, str]]:
         with cf.ProcessPoolExecutor(max_workers=2) as pool:
@@ -153,8 +180,13 @@ def install(probe: Probe, namespace: dict) -> None:
     @pytest.mark.parametrize("which", [0, 1])
     @pytest.mark.parametrize("burn", list(probe.seeds))
     def test_correct_alternatives_get_full_marks_under_five_seeds(graded, which, burn):
-        scores = graded[("alternative", (which, burn))]
-        assert all(scores[test] == "passed" for test in probe.exercises.values()), scores
+        scores = graded.get(("alternative", (which, burn)), {})
+        first = graded[("alternative", (which, probe.seeds[0]))]
+        run = probe.graded_in(("alternative", (which, burn)))
+        assert set(scores) == {probe.exercises[g] for g in run}, "a run graded other tests than it is about"
+        for answer, test in probe.exercises.items():
+            # an alternative without {burn} draws the same under every seed: seed 0's grade is its grade
+            assert (scores if answer in run else first)[test] == "passed", (answer, scores)
 
     namespace.update(
         graded=graded,

@@ -20,6 +20,15 @@ Find the counterexample (issue 39, item 2): AboveThreshold releasing its noisy v
 2017, Algorithm 3, c = 1). Wrong witnesses: two queries (ratio exactly e^eps), non-neighbours, a
 value only a float sampler outputs, one query's index alone, an index past the last query; the
 alternatives are the solution's pair in the other order and a four-query witness (ratio 16).
+
+Budgets chosen as you go (issue 40, items 3 and 5): a filter that admits the second question when
+the fixed sequence (first, second) has exact delta <= 1/20 at ln 2 is unsound. Wrong witnesses: the
+same question after both answers (no adaptivity: delta exactly 1/20), the branch after "yes"
+calibrated to the whole delta (the factor P(yes) forgotten: 1/20 again), a branch the filter
+refuses (randomized response too strong; a reveal of probability 1/10), a first question over
+the budget on its own, and a float witness exactly at the boundary (0.05 and 0.95 are not exact
+binary numbers: the reveal branch's delta rounds above 1/20); the alternatives are a first
+question at e^eps1 = 2 (delta 1/15) and a float witness with a margin.
 """
 
 from __future__ import annotations
@@ -38,6 +47,7 @@ EXERCISES = {
     "laplace_workload": "laplace_workload_tests",
     "small_database": "small_database_tests",
     "counterexample_sparse_vector": "counterexample_sparse_vector_tests",
+    "filter_counterexample": "filter_counterexample_tests",
 }
 
 _RELEASE = """
@@ -368,6 +378,33 @@ def sparse_vector_witness():
     return [-1, -1, -1], [0, 0, -2], [(3, -1)]
 """),
     ],
+    "filter_counterexample": [
+        ("the same question after both answers: no adaptivity, delta exactly 1/20", """
+def adaptive_witness():
+    leak = ([1, 0, 19], [0, 1, 19])
+    return ([3, 2], [2, 3]), [leak, leak]
+"""),
+        ("the branch after 'yes' calibrated to the whole delta (P(yes) forgotten)", """
+def adaptive_witness():
+    return ([3, 2], [2, 3]), [([83, 57], [57, 83]), ([1, 0, 19], [0, 1, 19])]
+"""),
+        ("randomized response too strong after 'yes': the filter refuses that branch", """
+def adaptive_witness():
+    return ([3, 2], [2, 3]), [([7, 3], [3, 7]), ([1, 0, 19], [0, 1, 19])]
+"""),
+        ("a reveal of probability 1/10 after 'no': the filter refuses that branch", """
+def adaptive_witness():
+    return ([3, 2], [2, 3]), [([17, 11], [11, 17]), ([1, 0, 9], [0, 1, 9])]
+"""),
+        ("a first question over the budget on its own (e^eps1 = 3)", """
+def adaptive_witness():
+    return ([3, 1], [1, 3]), [([1, 1], [1, 1]), ([1, 0, 19], [0, 1, 19])]
+"""),
+        ("floats exactly at the boundary: the reveal branch rounds above 1/20", """
+def adaptive_witness():
+    return ([0.6, 0.4], [0.4, 0.6]), [([17 / 28, 11 / 28], [11 / 28, 17 / 28]), ([0.05, 0.0, 0.95], [0.0, 0.05, 0.95])]
+"""),
+    ],
 }
 
 # ------------------------------------------------------------------------------ alternatives
@@ -662,6 +699,20 @@ def sparse_vector_witness():
         """
 def sparse_vector_witness():
     return [-1, -1, -1, -1], [0, 0, 0, -2], [(3, -1)]
+""",
+    ],
+    "filter_counterexample": [
+        """
+def adaptive_witness():
+    # first question at e^eps1 = 2: after "yes" no room is left (s = 0), so delta(0) = 2x - 1 = 3/40
+    return ([2, 1], [1, 2]), [([43, 37], [37, 43]), ([1, 0, 19], [0, 1, 19])]
+""",
+        """
+def adaptive_witness():
+    import numpy as np
+    first = (np.array([0.6, 0.4]), np.array([0.4, 0.6]))
+    after = [(np.array([0.6, 0.4]), np.array([0.4, 0.6])), (np.array([0.049, 0.0, 0.951]), np.array([0.0, 0.049, 0.951]))]
+    return first, after   # 0.04 and 0.049 with a margin; together 0.0596
 """,
     ],
 }

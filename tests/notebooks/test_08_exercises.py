@@ -5,7 +5,9 @@ Issue 31 (third edition): for every new or rewritten exercise of ``solutions/08_
 whose derivations now come after the exercise; the noisy aggregation error and the data-aware
 view, HDPView-style; the private characteristic-function sketch and the mixture's characteristic
 function, PEARL-style; the witness against data-dependent clamping bounds, issue 39, whose
-hidden test decides every witness exactly), three or more plausible wrong answers (a wrong noise scale, epsilon
+hidden test decides every witness exactly; issue 40: the sensitivity of a capped per-key sum, the private
+cap on rows per user checked seed for seed against dplib, the Laplace threshold of partition selection
+whose delta the hidden test computes exactly), three or more plausible wrong answers (a wrong noise scale, epsilon
 vs epsilon/2, a budget spent twice, variance vs standard deviation, a NaN accepted where the
 contract says raise, an add/remove sensitivity where the relation is replace-one, an L1 bound
 where L2 is asked, a special case that fits only the visible inputs...) are handed in and graded
@@ -44,6 +46,9 @@ EXERCISES = {
     "fp_attack": "fp_attack_tests",
     "audit_vendor": "audit_vendor_tests",
     "counterexample_autobound": "counterexample_autobound_tests",
+    "capped_sum_sensitivity": "capped_sum_sensitivity_tests",
+    "rows_cap": "rows_cap_tests",
+    "laplace_partition_threshold": "laplace_partition_threshold_tests",
 }
 #: code cells without a grade_id that answers use (textbook_laplace, the vendor): kept
 KEPT_CODE = {"nb08-038", "nb08-046"}
@@ -320,6 +325,70 @@ _AUDIT_CALL = (
 _WORST = "[0.0] * 10, [200_000.0] + [0.0] * 9"
 
 
+def _capped(l1: str, l2: str, check_finite: bool = True) -> str:
+    finite = "not math.isfinite(value_bound) or " if check_finite else ""
+    return f"""
+def capped_sum_sensitivity(max_partitions, max_rows, value_bound):
+    for cap in (max_partitions, max_rows):
+        if isinstance(cap, bool) or not isinstance(cap, (int, np.integer)) or cap < 1:
+            raise ValueError("caps")
+    if {finite}value_bound < 0:
+        raise ValueError("value_bound")
+    m, r, b = int(max_partitions), int(max_rows), float(value_bound)
+    return float({l1}), float({l2})
+"""
+
+
+def _cap(call: str) -> str:
+    return f"""
+def rows_cap(user_ids, epsilon, rng):
+    _, per_user = np.unique(np.asarray(user_ids), return_counts=True)
+    return int({call})
+"""
+
+
+def _partition(
+    *, tail: str = "q**k / (1 + q) if k >= 0 else 1 - q ** (1 - k) / (1 + q)",
+    scale: str = "max_partitions / epsilon", own: str = "t - 1",
+    delta_of: str = "1 - (1 - p) ** max_partitions", shift: str = "0",
+) -> str:
+    return f"""
+def _ok(epsilon, max_partitions):
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not math.isfinite(epsilon) or epsilon <= 0:
+        raise ValueError("epsilon")
+    if isinstance(max_partitions, bool) or not isinstance(max_partitions, (int, np.integer)) or max_partitions < 1:
+        raise ValueError("max_partitions")
+
+
+def _upper_tail(k, epsilon, max_partitions):
+    s = {scale}
+    q = math.exp(-1.0 / s)
+    return {tail}
+
+
+def keep_probability(n, threshold, epsilon, max_partitions):
+    _ok(epsilon, max_partitions)
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ValueError("n")
+    return float(_upper_tail(threshold - n + {shift}, epsilon, max_partitions))
+
+
+def laplace_threshold(epsilon, delta, max_partitions):
+    _ok(epsilon, max_partitions)
+    if not 0 < delta < 1:
+        raise ValueError("delta")
+    t = 1
+    while True:
+        p = _upper_tail({own}, epsilon, max_partitions)
+        if {delta_of} <= delta:
+            return t
+        t += 1
+"""
+
+
+_CONTINUOUS = "0.5 * math.exp(-k / s) if k >= 0 else 1 - 0.5 * math.exp(k / s)"
+
+
 #: grade_id -> [(what is wrong, the answer cell's source)]
 WRONG = {
     "noisy_geography": [
@@ -484,6 +553,33 @@ WRONG = {
             "an age outside the public domain 0..120",
             "\ndef autobound_witness():\n    return [0, 0, 1000], [0, 0, 0], {1000}\n",
         ),
+    ],
+    "capped_sum_sensitivity": [
+        ("L2 = sqrt(m r) B: the square root taken of the rows too", _capped("m * r * b", "math.sqrt(m * r) * b")),
+        ("the L1 bound returned as the L2 one", _capped("m * r * b", "m * r * b")),
+        ("the rows per key forgotten: m B and sqrt(m) B", _capped("m * b", "math.sqrt(m) * b")),
+        ("NaN and infinite value bounds accepted", _capped("m * r * b", "math.sqrt(m) * r * b", check_finite=False)),
+    ],
+    "rows_cap": [
+        (
+            "candidates 0..100 (a cap of 0 rows allowed)",
+            _cap("dplib.private_quantiles(per_user, [0.9], 0, 100, epsilon, grid=np.arange(0, 101), rng=rng)[0]"),
+        ),
+        ("half the budget (epsilon / 2)",
+         _cap("dplib.private_quantiles(per_user, [0.9], 1, 100, epsilon / 2, grid=np.arange(1, 101), rng=rng)[0]")),
+        ("the median instead of the 0.9 quantile",
+         _cap("dplib.private_quantiles(per_user, [0.5], 1, 100, epsilon, grid=np.arange(1, 101), rng=rng)[0]")),
+        (
+            "the exact quantile, not private (rng ignored)",
+            _cap("np.clip(np.ceil(np.quantile(per_user, 0.9)), 1, 100) if per_user.size else 1"),
+        ),
+    ],
+    "laplace_partition_threshold": [
+        ("the user's own 1 forgotten: p = P(Z >= t)", _partition(own="t")),
+        ("noise scale 1 / epsilon (the m keys ignored)", _partition(scale="1.0 / epsilon")),
+        ("the union bound m p taken as delta", _partition(delta_of="max_partitions * p")),
+        ("the continuous Laplace tail", _partition(tail=_CONTINUOUS)),
+        ("keep when n + Z > t (strict)", _partition(shift="1")),
     ],
 }
 
@@ -836,6 +932,106 @@ def autobound_witness():
     x = [10] * 10 + [11]                 # range 1: the total 111 with noise of scale 1
     x_prime = [10] * 10 + [120]          # range 110: the total 220 with noise of scale 110
     return x, x_prime, set(range(100, 121))
+""",
+    ],
+    "capped_sum_sensitivity": [
+        """
+def capped_sum_sensitivity(max_partitions, max_rows, value_bound):
+    import numbers
+    if not all(isinstance(c, numbers.Integral) and not isinstance(c, bool) and c >= 1
+               for c in (max_partitions, max_rows)):
+        raise ValueError("max_partitions and max_rows are integers >= 1")
+    if not (isinstance(value_bound, numbers.Real) and math.isfinite(value_bound) and value_bound >= 0):
+        raise ValueError("value_bound is a finite number >= 0")
+    worst = np.full(int(max_partitions), float(max_rows) * float(value_bound))   # the worst user's change
+    return float(np.abs(worst).sum()), float(np.linalg.norm(worst))
+""",
+        """
+def capped_sum_sensitivity(max_partitions, max_rows, value_bound):
+    for v in (max_partitions, max_rows):
+        if type(v) is bool or int(v) != v or v < 1:
+            raise ValueError("caps")
+    b = float(value_bound)
+    if b != b or b in (math.inf, -math.inf) or b < 0:
+        raise ValueError("value_bound")
+    per_key = max_rows * b
+    return float(max_partitions * per_key), float(math.sqrt(max_partitions * per_key**2))
+""",
+    ],
+    "rows_cap": [
+        """
+def rows_cap(user_ids, epsilon, rng):
+    from collections import Counter
+    counts = list(Counter(list(user_ids)).values())
+    return int(dplib.private_quantiles(counts, [0.9], 1, 100, epsilon, grid=np.arange(1, 101), rng=rng)[0])
+""",
+        """
+def rows_cap(user_ids, epsilon, rng):
+    ids = np.sort(np.asarray(user_ids))
+    if ids.size:
+        edges = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1], True])
+        runs = np.diff(edges)
+    else:
+        runs = np.zeros(0)
+    return int(dplib.private_quantiles(runs, [0.9], 1, 100, epsilon, grid=100, rng=rng)[0])
+""",
+    ],
+    "laplace_partition_threshold": [
+        """
+from scipy import stats as _stats
+
+
+def keep_probability(n, threshold, epsilon, max_partitions):
+    if not (isinstance(epsilon, (int, float)) and 0 < epsilon < math.inf):
+        raise ValueError("epsilon")
+    if type(max_partitions) is not int or max_partitions < 1:
+        raise ValueError("max_partitions")
+    if type(n) is not int or n < 0:
+        raise ValueError("n")
+    # P(n + Z >= t) = P(Z > t - n - 1), Z ~ dlaplace(a = epsilon / m)
+    return float(_stats.dlaplace.sf(threshold - n - 1, epsilon / max_partitions))
+
+
+def laplace_threshold(epsilon, delta, max_partitions):
+    if not (isinstance(delta, float) and 0 < delta < 1):
+        raise ValueError("delta")
+    lo, hi = 1, 2
+    while 1 - (1 - keep_probability(1, hi, epsilon, max_partitions)) ** max_partitions > delta:
+        hi *= 2
+    while lo < hi:                                      # bisection: delta(t) falls with t
+        mid = (lo + hi) // 2
+        if 1 - (1 - keep_probability(1, mid, epsilon, max_partitions)) ** max_partitions <= delta:
+            hi = mid
+        else:
+            lo = mid + 1
+    return int(lo)
+""",
+        """
+def keep_probability(n, threshold, epsilon, max_partitions):
+    if isinstance(epsilon, bool) or not epsilon > 0 or epsilon == math.inf:
+        raise ValueError("epsilon")
+    if isinstance(max_partitions, bool) or not isinstance(max_partitions, int) or max_partitions < 1:
+        raise ValueError("max_partitions")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError("n")
+    s = max_partitions / epsilon
+    k = threshold - n
+    span = int(80 * s) + 80                              # the pmf beyond is below e^-80
+    z = np.arange(-span, span + 1)
+    w = np.exp(-np.abs(z) / s)
+    w = w / w.sum()
+    if k > 0:
+        return float(w[z >= k].sum())
+    return float(1.0 - w[z < k].sum())
+
+
+def laplace_threshold(epsilon, delta, max_partitions):
+    if isinstance(delta, bool) or not isinstance(delta, float) or not 0 < delta < 1:
+        raise ValueError("delta")
+    t = 1
+    while -math.expm1(max_partitions * math.log1p(-keep_probability(1, t, epsilon, max_partitions))) > delta:
+        t += 1
+    return t
 """,
     ],
 }

@@ -106,17 +106,28 @@ def histogram_epsilon(bin_epsilons, neighbouring):
 """
 
 
-def _accountant(*, init_check: str = "math.isfinite(epsilon) and epsilon > 0", spend: str | None = None,
-                count: str | None = None, over: str = "self.spent + epsilon > self.budget") -> str:
-    spend = spend or f"""
+def _accountant(
+    *,
+    init_check: str = "math.isfinite(epsilon) and epsilon > 0",
+    spend: str | None = None,
+    count: str | None = None,
+    over: str = "self.spent + epsilon > self.budget",
+) -> str:
+    spend = (
+        spend
+        or f"""
         if not (math.isfinite(epsilon) and epsilon > 0):
             raise ValueError("epsilon")
         if {over}:
             raise BudgetExceededError("over budget")
         self.spent += float(epsilon)"""
-    count = count or """
+    )
+    count = (
+        count
+        or """
         self.spend(epsilon)
         return float(len(data) + rng.laplace(0.0, 1.0 / epsilon))"""
+    )
     return f"""
 class BudgetAccountant:
     def __init__(self, epsilon):
@@ -160,12 +171,21 @@ _MR_CHECK = """
         raise ValueError("delta_total must be < 1")"""
 
 
-def _max_releases(*, advanced: str = "epsilon * math.sqrt(2 * k * math.log(1 / delta_prime)) + k * epsilon * math.expm1(epsilon)",
-                  guard: bool = True, sequential: str = _SEQUENTIAL, check: str = _MR_CHECK,
-                  bisect: str = _BISECT.format(ret_seq="seq", ret="max(seq, lo)")) -> str:
-    g = """
+def _max_releases(
+    *,
+    advanced: str = "epsilon * math.sqrt(2 * k * math.log(1 / delta_prime)) + k * epsilon * math.expm1(epsilon)",
+    guard: bool = True,
+    sequential: str = _SEQUENTIAL,
+    check: str = _MR_CHECK,
+    bisect: str = _BISECT.format(ret_seq="seq", ret="max(seq, lo)"),
+) -> str:
+    g = (
+        """
     if epsilon > 700:
-        return math.inf""" if guard else ""
+        return math.inf"""
+        if guard
+        else ""
+    )
     return f"""
 def advanced_epsilon(epsilon, k, delta_prime):{g}
     return float({advanced})
@@ -175,8 +195,13 @@ def max_releases(epsilon_each, epsilon_total, delta_total):{check}{sequential}{b
 """
 
 
-def _above(b_t: str = "2.0 / epsilon", b_q: str = "4.0 / epsilon", check: bool = True, redraw: bool = False,
-           gen: str = "rng") -> str:
+def _above(
+    b_t: str = "2.0 / epsilon",
+    b_q: str = "4.0 / epsilon",
+    check: bool = True,
+    redraw: bool = False,
+    gen: str = "rng",
+) -> str:
     validation = (
         """
     if not (math.isfinite(epsilon) and epsilon > 0) or math.isnan(threshold):
@@ -184,8 +209,8 @@ def _above(b_t: str = "2.0 / epsilon", b_q: str = "4.0 / epsilon", check: bool =
         if check
         else ""
     )
-    t_line = (f"rho = {gen}.laplace(0.0, {b_t})" if not redraw else "rho = 0.0")
-    per_query = (f"rho = {gen}.laplace(0.0, {b_t})\n        " if redraw else "")
+    t_line = f"rho = {gen}.laplace(0.0, {b_t})" if not redraw else "rho = 0.0"
+    per_query = f"rho = {gen}.laplace(0.0, {b_t})\n        " if redraw else ""
     return f"""
 def my_above_threshold(queries, threshold, epsilon, rng):{validation}
     {t_line}
@@ -196,8 +221,11 @@ def my_above_threshold(queries, threshold, epsilon, rng):{validation}
 """
 
 
-def _workload(sens: str, noise: str = "rng.laplace(0.0, workload_sensitivity(W) / epsilon, size=ans.shape)",
-              check: bool = True) -> str:
+def _workload(
+    sens: str,
+    noise: str = "rng.laplace(0.0, workload_sensitivity(W) / epsilon, size=ans.shape)",
+    check: bool = True,
+) -> str:
     validation = (
         """
     if not (math.isfinite(epsilon) and epsilon > 0):
@@ -218,8 +246,15 @@ def laplace_workload(histogram, queries, epsilon, rng):{validation}
 """
 
 
-def _small_db(*, utility: str = "-np.max(err, axis=1)", sens: str = "1.0 / n", scale: str = "2.0",
-              sizes: str = "[size]", gen: str = "rng", check: bool = True) -> str:
+def _small_db(
+    *,
+    utility: str = "-np.max(err, axis=1)",
+    sens: str = "1.0 / n",
+    scale: str = "2.0",
+    sizes: str = "[size]",
+    gen: str = "rng",
+    check: bool = True,
+) -> str:
     validation = (
         """
     if not (math.isfinite(epsilon) and epsilon > 0) or size < 1:
@@ -248,32 +283,56 @@ def small_database(histogram, queries, size, epsilon, rng):
 
 WRONG = {
     "averaging_attack": [
-        ("variance of Laplace(b) taken as b^2", _repeats("math.ceil(1.0 / (epsilon * target_sd) ** 2 - 1e-9)")),
+        (
+            "variance of Laplace(b) taken as b^2",
+            _repeats("math.ceil(1.0 / (epsilon * target_sd) ** 2 - 1e-9)"),
+        ),
         ("round for the ceiling", _repeats("round(2.0 / (epsilon * target_sd) ** 2)")),
-        ("standard deviation for variance", _repeats("math.ceil(math.sqrt(2.0) / (epsilon * target_sd) - 1e-9)")),
+        (
+            "standard deviation for variance",
+            _repeats("math.ceil(math.sqrt(2.0) / (epsilon * target_sd) - 1e-9)"),
+        ),
         ("floor for the ceiling", _repeats("int(2.0 / (epsilon * target_sd) ** 2)")),
-        ("(a) one noise draw shared by the k answers", _repeats(_CEIL, release="""
+        (
+            "(a) one noise draw shared by the k answers",
+            _repeats(
+                _CEIL,
+                release="""
 def averaged_release(true_count, epsilon, k, rng):
     z = rng.laplace(0.0, 1.0 / epsilon)
     return float(sum(true_count + z for _ in range(k)) / k)
-""")),
-        ("(a) numpy's global generator", _repeats(_CEIL, release="""
+""",
+            ),
+        ),
+        (
+            "(a) numpy's global generator",
+            _repeats(
+                _CEIL,
+                release="""
 def averaged_release(true_count, epsilon, k, rng):
     return float(true_count + np.random.laplace(0.0, 1.0 / epsilon, size=k).mean())
-""")),
+""",
+            ),
+        ),
         ("no checks: infinite epsilon accepted", _repeats(_CEIL, check=False)),
     ],
     "reconstruct_bits": [
         ("rounded at 0", _decoder("(est >= 0).astype(int)")),
-        ("rounded at the median (fits half-set databases)", _decoder("(est >= np.median(est)).astype(int)")),
+        (
+            "rounded at the median (fits half-set databases)",
+            _decoder("(est >= np.median(est)).astype(int)"),
+        ),
         ("the estimate itself, not rounded", _decoder("est")),
-        ("first n answers solved exactly", """
+        (
+            "first n answers solved exactly",
+            """
 def reconstruct_bits(subsets, answers):
     A = np.asarray(subsets, dtype=float)
     n = A.shape[1]
     est = np.linalg.solve(A[:n] + 1e-9 * np.eye(n), np.asarray(answers, dtype=float)[:n])
     return (est >= 0.5).astype(int)
-"""),
+""",
+        ),
     ],
     "histogram_epsilon": [
         ("relations swapped", _histogram("s[0] + s[1]", "s[0]")),
@@ -283,50 +342,97 @@ def reconstruct_bits(subsets, answers):
         ("no checks: NaN accepted", _histogram("s[0]", "s[0] + s[1]", check=False)),
     ],
     "budget_accountant": [
-        ("charged before the check", _accountant(spend="""
+        (
+            "charged before the check",
+            _accountant(
+                spend="""
         if not (math.isfinite(epsilon) and epsilon > 0):
             raise ValueError("epsilon")
         self.spent += float(epsilon)
         if self.spent > self.budget:
-            raise BudgetExceededError("over budget")""")),
-        ("noise drawn before the charge", _accountant(count="""
+            raise BudgetExceededError("over budget")"""
+            ),
+        ),
+        (
+            "noise drawn before the charge",
+            _accountant(
+                count="""
         z = rng.laplace(0.0, 1.0 / epsilon)
         self.spend(epsilon)
-        return float(len(data) + z)""")),
-        ("spending exactly the budget refused", _accountant(over="self.spent + epsilon >= self.budget")),
-        ("spent shared between accountants", _accountant(spend="""
+        return float(len(data) + z)"""
+            ),
+        ),
+        (
+            "spending exactly the budget refused",
+            _accountant(over="self.spent + epsilon >= self.budget"),
+        ),
+        (
+            "spent shared between accountants",
+            _accountant(
+                spend="""
         if not (math.isfinite(epsilon) and epsilon > 0):
             raise ValueError("epsilon")
         if self.spent + epsilon > self.budget:
             raise BudgetExceededError("over budget")
         BudgetAccountant.total = getattr(BudgetAccountant, "total", 0.0) + float(epsilon)
-        self.spent = BudgetAccountant.total""")),
-        ("noise scale 2 / epsilon", _accountant(count="""
+        self.spent = BudgetAccountant.total"""
+            ),
+        ),
+        (
+            "noise scale 2 / epsilon",
+            _accountant(
+                count="""
         self.spend(epsilon)
-        return float(len(data) + rng.laplace(0.0, 2.0 / epsilon))""")),
+        return float(len(data) + rng.laplace(0.0, 2.0 / epsilon))"""
+            ),
+        ),
         ("NaN budget accepted", _accountant(init_check="not epsilon <= 0")),
     ],
     "max_releases": [
-        ("floor by // (1.0 // 0.1 = 9)", _max_releases(sequential="""
-    seq = int(epsilon_total // epsilon_each)""")),
-        ("delta charged: advanced composition only", _max_releases(
-            bisect=_BISECT.format(ret_seq="0", ret="lo"))),
-        ("exp overflows at a large epsilon", _max_releases(
-            advanced="epsilon * math.sqrt(2 * k * math.log(1 / delta_prime)) + k * epsilon * (math.exp(epsilon) - 1)",
-            guard=False)),
-        ("the 2 under the square root dropped", _max_releases(
-            advanced="epsilon * math.sqrt(k * math.log(1 / delta_prime)) + k * epsilon * math.expm1(epsilon)")),
+        (
+            "floor by // (1.0 // 0.1 = 9)",
+            _max_releases(
+                sequential="""
+    seq = int(epsilon_total // epsilon_each)"""
+            ),
+        ),
+        (
+            "delta charged: advanced composition only",
+            _max_releases(bisect=_BISECT.format(ret_seq="0", ret="lo")),
+        ),
+        (
+            "exp overflows at a large epsilon",
+            _max_releases(
+                advanced="epsilon * math.sqrt(2 * k * math.log(1 / delta_prime)) + k * epsilon * (math.exp(epsilon) - 1)",
+                guard=False,
+            ),
+        ),
+        (
+            "the 2 under the square root dropped",
+            _max_releases(
+                advanced="epsilon * math.sqrt(k * math.log(1 / delta_prime)) + k * epsilon * math.expm1(epsilon)"
+            ),
+        ),
         ("no checks: NaN accepted", _max_releases(check="")),
-        ("log2 for ln", _max_releases(
-            advanced="epsilon * math.sqrt(2 * k * math.log2(1 / delta_prime)) + k * epsilon * math.expm1(epsilon)")),
-        ("search capped at 100 000 releases", _max_releases(bisect="""
+        (
+            "log2 for ln",
+            _max_releases(
+                advanced="epsilon * math.sqrt(2 * k * math.log2(1 / delta_prime)) + k * epsilon * math.expm1(epsilon)"
+            ),
+        ),
+        (
+            "search capped at 100 000 releases",
+            _max_releases(
+                bisect="""
     best = 0
     for k in range(1, 100_001):
         if advanced_epsilon(epsilon_each, k, delta_total) <= epsilon_total:
             best = k
         else:
             break
-    return max(seq, best)""")),
+    return max(seq, best)"""
+            ),
+        ),
     ],
     "above_threshold": [
         ("query noise 2 / epsilon", _above(b_q="2.0 / epsilon")),
@@ -339,9 +445,20 @@ def reconstruct_bits(subsets, answers):
     "laplace_workload": [
         ("sensitivity = number of queries", _workload("W.shape[0]")),
         ("largest row sum", _workload("np.abs(W).sum(axis=1).max()")),
-        ("one noise draw shared by all answers",
-         _workload("np.abs(W).sum(axis=0).max()", noise="rng.laplace(0.0, workload_sensitivity(W) / epsilon)")),
-        ("noise scale 1 / epsilon", _workload("np.abs(W).sum(axis=0).max()", noise="rng.laplace(0.0, 1.0 / epsilon, size=ans.shape)")),
+        (
+            "one noise draw shared by all answers",
+            _workload(
+                "np.abs(W).sum(axis=0).max()",
+                noise="rng.laplace(0.0, workload_sensitivity(W) / epsilon)",
+            ),
+        ),
+        (
+            "noise scale 1 / epsilon",
+            _workload(
+                "np.abs(W).sum(axis=0).max()",
+                noise="rng.laplace(0.0, 1.0 / epsilon, size=ans.shape)",
+            ),
+        ),
         ("no checks: NaN accepted", _workload("np.abs(W).sum(axis=0).max()", check=False)),
         ("sum of all entries", _workload("np.abs(W).sum()")),
     ],
@@ -357,53 +474,86 @@ def reconstruct_bits(subsets, answers):
         ("mean error for max error", _small_db(utility="-np.mean(err, axis=1)")),
     ],
     "counterexample_sparse_vector": [
-        ("two queries: the ratio is exactly e^eps = 4, not more", """
+        (
+            "two queries: the ratio is exactly e^eps = 4, not more",
+            """
 def sparse_vector_witness():
     return [-1, -1], [0, -2], [(1, -1)]
-"""),
-        ("not neighbours: a query moves by 2", """
+""",
+        ),
+        (
+            "not neighbours: a query moves by 2",
+            """
 def sparse_vector_witness():
     return [-1, -1, -1], [1, 1, -2], [(2, -1)]
-"""),
-        ("a value only the float sampler outputs: probability 0 on both", """
+""",
+        ),
+        (
+            "a value only the float sampler outputs: probability 0 on both",
+            """
 def sparse_vector_witness():
     return [-1, -1, -1], [0, 0, -2], [(2, -0.5)]
-"""),
-        ("one query, its index alone: ratio below 4", """
+""",
+        ),
+        (
+            "one query, its index alone: ratio below 4",
+            """
 def sparse_vector_witness():
     return [0], [1], [(0, v) for v in range(-40, 41)]
-"""),
-        ("an index past the last query", """
+""",
+        ),
+        (
+            "an index past the last query",
+            """
 def sparse_vector_witness():
     return [-1, -1, -1], [0, 0, -2], [(3, -1)]
-"""),
+""",
+        ),
     ],
     "filter_counterexample": [
-        ("the same question after both answers: no adaptivity, delta exactly 1/20", """
+        (
+            "the same question after both answers: no adaptivity, delta exactly 1/20",
+            """
 def adaptive_witness():
     leak = ([1, 0, 19], [0, 1, 19])
     return ([3, 2], [2, 3]), [leak, leak]
-"""),
-        ("the branch after 'yes' calibrated to the whole delta (P(yes) forgotten)", """
+""",
+        ),
+        (
+            "the branch after 'yes' calibrated to the whole delta (P(yes) forgotten)",
+            """
 def adaptive_witness():
     return ([3, 2], [2, 3]), [([83, 57], [57, 83]), ([1, 0, 19], [0, 1, 19])]
-"""),
-        ("randomized response too strong after 'yes': the filter refuses that branch", """
+""",
+        ),
+        (
+            "randomized response too strong after 'yes': the filter refuses that branch",
+            """
 def adaptive_witness():
     return ([3, 2], [2, 3]), [([7, 3], [3, 7]), ([1, 0, 19], [0, 1, 19])]
-"""),
-        ("a reveal of probability 1/10 after 'no': the filter refuses that branch", """
+""",
+        ),
+        (
+            "a reveal of probability 1/10 after 'no': the filter refuses that branch",
+            """
 def adaptive_witness():
     return ([3, 2], [2, 3]), [([17, 11], [11, 17]), ([1, 0, 9], [0, 1, 9])]
-"""),
-        ("a first question over the budget on its own (e^eps1 = 3)", """
+""",
+        ),
+        (
+            "a first question over the budget on its own (e^eps1 = 3)",
+            """
 def adaptive_witness():
     return ([3, 1], [1, 3]), [([1, 1], [1, 1]), ([1, 0, 19], [0, 1, 19])]
-"""),
-        ("floats exactly at the boundary: the reveal branch rounds above 1/20", """
+""",
+        ),
+        (
+            "floats exactly at the boundary: the reveal branch rounds above 1/20",
+            """
 def adaptive_witness():
     return ([0.6, 0.4], [0.4, 0.6]), [([17 / 28, 11 / 28], [11 / 28, 17 / 28]), ([0.05, 0.0, 0.95], [0.0, 0.05, 0.95])]
-"""),
+""",
+        ),
     ],
 }
 

@@ -46,9 +46,9 @@ EXERCISES = {
     "fp_attack": "fp_attack_tests",
     "audit_vendor": "audit_vendor_tests",
     "counterexample_autobound": "counterexample_autobound_tests",
-    "capped_sum_sensitivity": "capped_sum_sensitivity_tests",
-    "rows_cap": "rows_cap_tests",
-    "laplace_partition_threshold": "laplace_partition_threshold_tests",
+    "contribution_capped_sum": "contribution_capped_sum_tests",
+    "contribution_rows_cap": "contribution_rows_cap_tests",
+    "partition_laplace_threshold": "partition_laplace_threshold_tests",
 }
 #: code cells without a grade_id that answers use (textbook_laplace, the vendor): kept
 KEPT_CODE = {"nb08-038", "nb08-046"}
@@ -348,9 +348,12 @@ def rows_cap(user_ids, epsilon, rng):
 
 
 def _partition(
-    *, tail: str = "q**k / (1 + q) if k >= 0 else 1 - q ** (1 - k) / (1 + q)",
-    scale: str = "max_partitions / epsilon", own: str = "t - 1",
-    delta_of: str = "1 - (1 - p) ** max_partitions", shift: str = "0",
+    *,
+    tail: str = "q**k / (1 + q) if k >= 0 else 1 - q ** (1 - k) / (1 + q)",
+    scale: str = "max_partitions / epsilon",
+    own: str = "t - 1",
+    delta_of: str = "1 - (1 - p) ** max_partitions",
+    shift: str = "0",
 ) -> str:
     return f"""
 def _ok(epsilon, max_partitions):
@@ -554,27 +557,43 @@ WRONG = {
             "\ndef autobound_witness():\n    return [0, 0, 1000], [0, 0, 0], {1000}\n",
         ),
     ],
-    "capped_sum_sensitivity": [
-        ("L2 = sqrt(m r) B: the square root taken of the rows too", _capped("m * r * b", "math.sqrt(m * r) * b")),
+    "contribution_capped_sum": [
+        (
+            "L2 = sqrt(m r) B: the square root taken of the rows too",
+            _capped("m * r * b", "math.sqrt(m * r) * b"),
+        ),
         ("the L1 bound returned as the L2 one", _capped("m * r * b", "m * r * b")),
         ("the rows per key forgotten: m B and sqrt(m) B", _capped("m * b", "math.sqrt(m) * b")),
-        ("NaN and infinite value bounds accepted", _capped("m * r * b", "math.sqrt(m) * r * b", check_finite=False)),
+        (
+            "NaN and infinite value bounds accepted",
+            _capped("m * r * b", "math.sqrt(m) * r * b", check_finite=False),
+        ),
     ],
-    "rows_cap": [
+    "contribution_rows_cap": [
         (
             "candidates 0..100 (a cap of 0 rows allowed)",
-            _cap("dplib.private_quantiles(per_user, [0.9], 0, 100, epsilon, grid=np.arange(0, 101), rng=rng)[0]"),
+            _cap(
+                "dplib.private_quantiles(per_user, [0.9], 0, 100, epsilon, grid=np.arange(0, 101), rng=rng)[0]"
+            ),
         ),
-        ("half the budget (epsilon / 2)",
-         _cap("dplib.private_quantiles(per_user, [0.9], 1, 100, epsilon / 2, grid=np.arange(1, 101), rng=rng)[0]")),
-        ("the median instead of the 0.9 quantile",
-         _cap("dplib.private_quantiles(per_user, [0.5], 1, 100, epsilon, grid=np.arange(1, 101), rng=rng)[0]")),
+        (
+            "half the budget (epsilon / 2)",
+            _cap(
+                "dplib.private_quantiles(per_user, [0.9], 1, 100, epsilon / 2, grid=np.arange(1, 101), rng=rng)[0]"
+            ),
+        ),
+        (
+            "the median instead of the 0.9 quantile",
+            _cap(
+                "dplib.private_quantiles(per_user, [0.5], 1, 100, epsilon, grid=np.arange(1, 101), rng=rng)[0]"
+            ),
+        ),
         (
             "the exact quantile, not private (rng ignored)",
             _cap("np.clip(np.ceil(np.quantile(per_user, 0.9)), 1, 100) if per_user.size else 1"),
         ),
     ],
-    "laplace_partition_threshold": [
+    "partition_laplace_threshold": [
         ("the user's own 1 forgotten: p = P(Z >= t)", _partition(own="t")),
         ("noise scale 1 / epsilon (the m keys ignored)", _partition(scale="1.0 / epsilon")),
         ("the union bound m p taken as delta", _partition(delta_of="max_partitions * p")),
@@ -934,7 +953,7 @@ def autobound_witness():
     return x, x_prime, set(range(100, 121))
 """,
     ],
-    "capped_sum_sensitivity": [
+    "contribution_capped_sum": [
         """
 def capped_sum_sensitivity(max_partitions, max_rows, value_bound):
     import numbers
@@ -958,7 +977,7 @@ def capped_sum_sensitivity(max_partitions, max_rows, value_bound):
     return float(max_partitions * per_key), float(math.sqrt(max_partitions * per_key**2))
 """,
     ],
-    "rows_cap": [
+    "contribution_rows_cap": [
         """
 def rows_cap(user_ids, epsilon, rng):
     from collections import Counter
@@ -976,7 +995,7 @@ def rows_cap(user_ids, epsilon, rng):
     return int(dplib.private_quantiles(runs, [0.9], 1, 100, epsilon, grid=100, rng=rng)[0])
 """,
     ],
-    "laplace_partition_threshold": [
+    "partition_laplace_threshold": [
         """
 from scipy import stats as _stats
 

@@ -13,12 +13,16 @@ exercises that have no wrong answer of that index (their answer is the solution'
 seed 1 to 4 drops those whose alternative has no ``{burn}`` (its draws, and so its grade, are the
 same under every seed: the hidden tests seed their own generators, so seed 0's grade is its grade
 under all five). Test cells run in the trusted runner, never in the kernel, so dropping one
-changes nothing the other cells see.
+changes nothing the other cells see. The read-only setup cell loses what only figures use
+(``%matplotlib``, matplotlib's and scikit-learn's imports and the statements that use them) unless
+a kept cell, a wrong answer or an alternative names one of them.
 """
 
 from __future__ import annotations
 
+import ast
 import concurrent.futures as cf
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +36,38 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _gid(cell) -> str | None:
     return cell.metadata.get("nbgrader", {}).get("grade_id")
+
+
+#: What only the figures use: a read-only cell's imports of these, the statements that use them and
+#: ``%matplotlib`` are left out of a probe's runs (a kernel's second of imports, 160 times a run).
+FIGURE_MODULES = ("matplotlib", "sklearn")
+WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+
+
+def _figure_setup(source: str) -> tuple[list[bool], set[str]]:
+    """(which lines of a read-only cell to keep, the names the left-out lines bound)."""
+    lines = source.splitlines()
+    keep = [not line.lstrip().startswith("%matplotlib") for line in lines]
+    try:
+        tree = ast.parse("\n".join(line if k else "" for line, k in zip(lines, keep, strict=True)))
+    except SyntaxError:
+        return [True] * len(lines), set()
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            modules = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+            )
+            drop = any(m.split(".")[0] in FIGURE_MODULES for m in modules)
+            if drop:
+                names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        else:
+            drop = any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
+        if drop:
+            keep[node.lineno - 1 : node.end_lineno] = [False] * (node.end_lineno - node.lineno + 1)
+    return keep, names
 
 
 def _make_class():
@@ -71,9 +107,38 @@ class Probe:
             if _gid(c) not in dropped
             and (c.cell_type != "code" or _gid(c) or c.get("id") in self.kept_code)
         ]
+        used = self._words_used(nb)
+        for cell in nb.cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if cell.cell_type != "code" or meta.get("grade") or meta.get("solution"):
+                continue
+            keep, names = _figure_setup(cell.source)
+            if names and not names & used:  # nothing kept, and no answer of the probe, uses them
+                cell.source = "\n".join(
+                    line for line, k in zip(cell.source.splitlines(), keep, strict=True) if k
+                )
         return nb
 
-    def submission(self, answers: dict[str, str], tests_dropped: frozenset[str] = frozenset()) -> bytes:
+    def _words_used(self, nb) -> set[str]:
+        """Every identifier-like word of the answer and test cells kept and of every wrong answer and
+        alternative: a figure import any of them might read stays."""
+        texts = [
+            c.source
+            for c in nb.cells
+            if c.cell_type == "code"
+            and (
+                c.metadata.get("nbgrader", {}).get("grade")
+                or c.metadata.get("nbgrader", {}).get("solution")
+                or c.get("id") in self.kept_code
+            )
+        ]
+        texts += [source for variants in self.wrong.values() for _, source in variants]
+        texts += [source for variants in self.alternatives.values() for source in variants]
+        return set(WORD.findall("\n".join(texts)))
+
+    def submission(
+        self, answers: dict[str, str], tests_dropped: frozenset[str] = frozenset()
+    ) -> bytes:
         """The solution as handed in (``ada_full``), ``answers`` in place, trimmed."""
         handed_in = _make_class().student_notebooks(self.source)["ada_full"].decode()
         nb = nbformat.reads(handed_in, as_version=4)
@@ -90,7 +155,9 @@ class Probe:
         from coursetools.grading.grade import Job, Options, grade_job
 
         tests_dropped = frozenset(
-            test for answer, test in self.exercises.items() if only is not None and answer not in only
+            test
+            for answer, test in self.exercises.items()
+            if only is not None and answer not in only
         )
         source = self.trim(nbformat.read(self.source, as_version=4), tests_dropped)
         job = Job(
@@ -120,7 +187,9 @@ class Probe:
         """One submission per index of wrong answers, and one per alternative and seed."""
         wrong = [("wrong", i) for i in range(max(len(v) for v in self.wrong.values()))]
         alternatives = [("alternative", (w, s)) for w in (0, 1) for s in self.seeds]
-        return wrong + [run for run in alternatives if self.graded_in(run)]  # a run that grades nothing is not run
+        return wrong + [
+            run for run in alternatives if self.graded_in(run)
+        ]  # a run that grades nothing is not run
 
     def seeded(self, which: int) -> frozenset[str]:
         """The exercises whose alternative ``which`` draws differently under each seed."""
@@ -183,7 +252,9 @@ def install(probe: Probe, namespace: dict) -> None:
         scores = graded.get(("alternative", (which, burn)), {})
         first = graded[("alternative", (which, probe.seeds[0]))]
         run = probe.graded_in(("alternative", (which, burn)))
-        assert set(scores) == {probe.exercises[g] for g in run}, "a run graded other tests than it is about"
+        assert set(scores) == {probe.exercises[g] for g in run}, (
+            "a run graded other tests than it is about"
+        )
         for answer, test in probe.exercises.items():
             # an alternative without {burn} draws the same under every seed: seed 0's grade is its grade
             assert (scores if answer in run else first)[test] == "passed", (answer, scores)

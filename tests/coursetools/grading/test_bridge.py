@@ -180,17 +180,25 @@ def test_the_kernel_side_server_reports_exception_classes_never_messages():
         raise KeyError("the student's message with secrets")
 
     server = bridge.Server({"fails": fails, "value": np.arange(3)})
-    server.serve(base64.b64encode(bridge.dumps({"op": "lookup", "name": "fails"}).encode()).decode())
+    server.serve(
+        base64.b64encode(bridge.dumps({"op": "lookup", "name": "fails"}).encode()).decode()
+    )
     handle = bridge.loads(server.last)["value"]
     request = {"op": "call", "id": handle["id"], "calls": bridge.encode([[[1], {}]])}
     server.serve(base64.b64encode(bridge.dumps(request).encode()).decode())
     reply = bridge.loads(server.last)
     assert reply["ok"] is False and reply["error"]["boundary"] is False
-    assert reply["error"]["classes"][:4] == ["KeyError", "LookupError", "Exception", "BaseException"]
+    assert reply["error"]["classes"][:4] == [
+        "KeyError",
+        "LookupError",
+        "Exception",
+        "BaseException",
+    ]
     assert "secrets" not in server.last
 
 
 # ------------------------------------------------ issue 26: what a message can expand into
+
 
 def test_a_flood_of_containers_is_refused_before_it_is_parsed():
     import tracemalloc

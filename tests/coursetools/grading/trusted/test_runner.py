@@ -369,3 +369,39 @@ def test_a_student_error_in_a_hidden_call_is_marked_hidden_so_the_handin_policy_
     timed_out = trusted.run_test(test, PRELUDE, {"overflow"}, TimingOut({"overflow": overflow}))
     assert "did not finish within the time limit (60 s)" in timed_out["message"]
     assert timed_out["hidden"] is True
+
+
+# --------------------------------------------------------- a reply relayed as the kernel's text
+
+
+def _relayed(reply_frame: dict) -> dict:
+    """What KernelLink.request returns when the grader answers with ``reply_frame`` (real framing)."""
+    import io
+
+    from coursetools.grading import framing
+
+    rx = io.BytesIO(framing.encode(reply_frame))
+    link = trusted.KernelLink(rx, io.BytesIO())
+    return link.request({"op": "lookup", "name": "f"})
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode("ascii")).decode("ascii")
+
+
+def test_a_relayed_reply_is_parsed_and_checked_by_the_runner():
+    reply = {"ok": True, "value": bridge.encode([np.arange(3), (1, "a")])}
+    got = _relayed({"op": "reply", "text": _b64(bridge.dumps(reply))})
+    assert got == reply  # the tree, decoded later by the proxy exactly as before
+    refused = {"ok": False, "error": {"boundary": True}}
+    for text in (
+        "not base64!",  # the grader's own frame, malformed
+        _b64("[1, 2]"),  # JSON, but not a reply object
+        _b64('{"ok": NaN}'),  # a constant JSON has no business carrying
+        _b64("[" * 100_000),  # deeper than the parser goes
+        _b64("[" + ",".join(["{}"] * (bridge.MAX_PARTS + 1)) + "]"),  # more parts than allowed
+    ):
+        assert _relayed({"op": "reply", "text": text}) == refused, text[:40]
+    # a reply the grader wrote itself (a timeout, a dead kernel) still comes as a dict
+    timeout = {"ok": False, "error": {"timeout": True, "seconds": 5}}
+    assert _relayed({"op": "reply", "reply": timeout}) == timeout

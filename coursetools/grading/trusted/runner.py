@@ -316,8 +316,11 @@ class KernelLink:
         if reply.get("op") != "reply":
             raise EOFError("unexpected message from the grader")
         if "text" in reply:  # the kernel's own reply, relayed unparsed: the student's data, checked here
-            try:
-                tree = bridge.loads(base64.b64decode(reply["text"], validate=True).decode("ascii"))
+            try:  # one copy of a large reply at a time (the runner's memory is capped)
+                raw = base64.b64decode(reply.pop("text"), validate=True)
+                text = raw.decode("ascii")
+                del raw
+                tree = bridge.loads(text)
             except (bridge.BoundaryError, ValueError, TypeError):
                 return {"ok": False, "error": {"boundary": True}}
             return tree if isinstance(tree, dict) else {"ok": False, "error": {"boundary": True}}

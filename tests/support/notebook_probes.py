@@ -65,6 +65,12 @@ def _figure_setup(source: str) -> tuple[list[bool], set[str]]:
                 names |= {(a.asname or a.name).split(".")[0] for a in node.names}
         else:
             drop = any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
+            if drop:  # what it binds is gone too: a kept cell or answer that reads it keeps the cell whole
+                names |= {
+                    n.id
+                    for n in ast.walk(node)
+                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+                }
         if drop:
             keep[node.lineno - 1 : node.end_lineno] = [False] * (node.end_lineno - node.lineno + 1)
     return keep, names

@@ -60,7 +60,12 @@ from coursetools.grading import bridge, framing
 from coursetools.grading.sandboxed import bans, limits
 from coursetools.grading.sandboxed import sandbox as sbx
 from coursetools.grading.sandboxed.budget import Budget, CpuMeter
-from coursetools.grading.sandboxed.kernel import BRIDGE_MODULE, KernelSession, KernelSpecification
+from coursetools.grading.sandboxed.kernel import (
+    BRIDGE_MODULE,
+    MAX_CELL_REPLY_BYTES,
+    KernelSession,
+    KernelSpecification,
+)
 from coursetools.grading.trusted import forkserver
 
 __all__ = [
@@ -207,7 +212,6 @@ def merge(source: NotebookNode, release: NotebookNode, submission: NotebookNode)
     return nb, notes
 
 
-
 # ------------------------------------------------------------------------------------- execution
 
 
@@ -262,7 +266,9 @@ class TrustedRunner:
 
     @property
     def process_id(self) -> int | None:
-        return self.pid if self.pid is not None else (self.proc.pid if self.proc is not None else None)
+        return (
+            self.pid if self.pid is not None else (self.proc.pid if self.proc is not None else None)
+        )
 
     async def receive(self, timeout: float) -> dict:
         """The next message; :class:`TimeoutError` if none came within ``timeout`` seconds (a
@@ -304,12 +310,21 @@ class _Grader:
     """Runs one merged notebook: student cells in the kernel, test cells in the trusted runner."""
 
     def __init__(
-        self, nb: NotebookNode, plan: rules.GradingPlan, spec, options: Options, meter: CpuMeter | None = None
+        self,
+        nb: NotebookNode,
+        plan: rules.GradingPlan,
+        spec,
+        options: Options,
+        meter: CpuMeter | None = None,
     ):
         self.nb, self.plan, self.options = nb, plan, options
         self.meter = meter
-        self.budget = Budget(options.notebook_timeout, meter, wall_factor=options.wall_factor,
-                             wall=options.notebook_wall)
+        self.budget = Budget(
+            options.notebook_timeout,
+            meter,
+            wall_factor=options.wall_factor,
+            wall=options.notebook_wall,
+        )
         self.starved = False  # a limit reached on the wall clock while computing (budget module)
         self.kernel = KernelSession(spec)
         self.runner: TrustedRunner | None = None
@@ -350,8 +365,13 @@ class _Grader:
         outcome = await self.kernel.execute(cell.source, budget)
         self.starved |= budget.starved
         self.status[index] = outcome.status
-        if outcome.status in ("ok", "error"):
+        if outcome.status in ("ok", "error", "dropped"):
             self.done.append(index)
+            if outcome.status == "dropped":
+                self.problems.append(
+                    f"cell {_label(cell, index)}'s reply was over "
+                    f"{MAX_CELL_REPLY_BYTES // 1024**2} MiB and was not read (a huge error message?)"
+                )
             return True
         if outcome.status == "timeout":
             self.problems.append(f"cell {_label(cell, index)} timed out (endless loop?)")
@@ -393,8 +413,15 @@ class _Grader:
             except bridge.BoundaryError:
                 return {"ok": False, "error": {"boundary": True}}
             return text
-        if outcome.status in ("budget", "refused"):  # replies over budget, or one too big to parse
-            return {"ok": False, "error": {"budget" if outcome.status == "budget" else "boundary": True}}
+        if outcome.status in (
+            "budget",
+            "refused",
+            "dropped",
+        ):  # over budget, too big to parse or to read
+            return {
+                "ok": False,
+                "error": {"budget" if outcome.status == "budget" else "boundary": True},
+            }
         if outcome.status == "error":
             return {"ok": False, "error": {"classes": []}}
         what = "timed out" if outcome.status == "timeout" else "died"
@@ -425,7 +452,9 @@ class _Grader:
             await self._test_exchange(index, gid, test)
         finally:
             self.starved |= self.test_budget.starved
-            if index in self.results:  # what the test cost, counted by the grader (the slow-test report)
+            if (
+                index in self.results
+            ):  # what the test cost, counted by the grader (the slow-test report)
                 self.results[index]["cpu_seconds"] = round(self.test_budget.used(), 2)
 
     async def _test_exchange(self, index: int, gid: str, test) -> None:
@@ -460,8 +489,15 @@ class _Grader:
                 return
             if message.get("op") == "kernel":
                 reply = await self._kernel_request(message.get("request", {}))
-                if isinstance(reply, str):  # the kernel's text, for the runner to parse (base64: 4/3 its size)
-                    await self.runner.send({"op": "reply", "text": base64.b64encode(reply.encode("ascii")).decode("ascii")})
+                if isinstance(
+                    reply, str
+                ):  # the kernel's text, for the runner to parse (base64: 4/3 its size)
+                    await self.runner.send(
+                        {
+                            "op": "reply",
+                            "text": base64.b64encode(reply.encode("ascii")).decode("ascii"),
+                        }
+                    )
                 else:
                     await self.runner.send({"op": "reply", "reply": reply})
             elif message.get("op") == "result":
@@ -509,7 +545,6 @@ class _Grader:
         finally:
             await self._drop_runner()
             await self.kernel.stop()
-
 
     def _notebook_limit(self) -> str:
         if self.budget.ended == "wall" and self.budget.meter is not None:
@@ -582,7 +617,11 @@ def score(nb: NotebookNode, grader: _Grader | None, release: NotebookNode):
                     "status": state,
                     "message": message,
                     **({"hidden": True} if hidden else {}),  # a hidden test's message
-                    **({"cpu_seconds": float(verdict["cpu_seconds"])} if verdict and "cpu_seconds" in verdict else {}),
+                    **(
+                        {"cpu_seconds": float(verdict["cpu_seconds"])}
+                        if verdict and "cpu_seconds" in verdict
+                        else {}
+                    ),
                 }
             )
             entry.update(
@@ -606,12 +645,13 @@ def score(nb: NotebookNode, grader: _Grader | None, release: NotebookNode):
                 }
             )
             entry.update(kind="manual", max_points=points, status="graded by hand")
-        elif cell.cell_type == "code" and status.get(index) in ("timeout", "died"):
-            message = (
-                "this cell did not finish within the time limit"
-                if status[index] == "timeout"
-                else "the kernel died while running this cell (os._exit, a crash, or the memory limit)"
-            )
+        elif cell.cell_type == "code" and status.get(index) in ("timeout", "died", "dropped"):
+            message = {
+                "timeout": "this cell did not finish within the time limit",
+                "died": "the kernel died while running this cell (os._exit, a crash, or the memory limit)",
+                "dropped": "this cell's reply was too large to read (a huge error message?): "
+                "its outcome is unknown",
+            }[status[index]]
             entry.update(kind="code", status=status[index], message=message)
         else:
             entry.update(
@@ -668,7 +708,9 @@ class Result(dict):
     """
 
     @classmethod
-    def empty(cls, job: Job, source: NotebookNode, problems: list[str], mode: str, why: str = "") -> Result:
+    def empty(
+        cls, job: Job, source: NotebookNode, problems: list[str], mode: str, why: str = ""
+    ) -> Result:
         """The result of a submission that was not run (nothing handed in, not a notebook, lost):
         0 points on every test, with the problems."""
         auto, manual = max_points(source)
@@ -784,7 +826,9 @@ def _sandboxed(job: Job, mode: str, banned: Sequence[str], problems: list[str], 
 # ----------------------------------------------------------------------------------- display run
 
 
-INLINE_FIGURES = 'import os\nos.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"\n'
+INLINE_FIGURES = (
+    'import os\nos.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"\n'
+)
 
 
 def display_cells(nb: NotebookNode, release: NotebookNode) -> list[tuple[int, str]]:
@@ -805,7 +849,9 @@ def display_cells(nb: NotebookNode, release: NotebookNode) -> list[tuple[int, st
     return cells
 
 
-async def _display(spec, cells: list[tuple[int, str]], options: Options, collector) -> tuple[dict, list]:
+async def _display(
+    spec, cells: list[tuple[int, str]], options: Options, collector
+) -> tuple[dict, list]:
     shown: dict[int, list[dict]] = {}
     problems: list[str] = []
     kernel = KernelSession(spec, collector)
@@ -822,9 +868,15 @@ async def _display(spec, cells: list[tuple[int, str]], options: Options, collect
             collector.new_cell()
             outcome = await kernel.execute(code, min(options.cell_timeout, left))
             shown[index] = collector.outputs
+            if outcome.status == "dropped":
+                shown[index].append(
+                    {"kind": "note", "text": "this cell's reply was too large to read"}
+                )
             if outcome.status in ("timeout", "died"):
                 what = "timed out" if outcome.status == "timeout" else "the kernel died"
-                shown[index].append({"kind": "note", "text": f"{what} here: later outputs not shown"})
+                shown[index].append(
+                    {"kind": "note", "text": f"{what} here: later outputs not shown"}
+                )
                 break
     finally:
         await kernel.stop()
@@ -912,25 +964,27 @@ def grade_job(job: Job) -> Result:
         problems += trouble
     auto, manual = max_points(source)
     got = sum(r["points"] for r in results if r["kind"] == "auto")
-    return Result({
-        "student": job.student,
-        "assignment": job.assignment,
-        "score": round(got, 6),
-        "max_score": auto,
-        "manual_max": manual,
-        "cells": results,
-        "problems": problems,
-        "notes": notes,
-        "feedback": feedback,
-        "sandbox": _sandbox_field(mode, described),
-        **_sandbox_fields(mode, why),
-        "seconds": round(time.monotonic() - started, 2),
-        "restarts": grader.restarts if grader else 0,
-        "kernel_calls": grader.kernel_calls if grader else 0,
-        "usage": usage,
-        # cut by the wall clock while computing: graded again alone before it counts
-        "starved": bool(grader and grader.starved),
-    })
+    return Result(
+        {
+            "student": job.student,
+            "assignment": job.assignment,
+            "score": round(got, 6),
+            "max_score": auto,
+            "manual_max": manual,
+            "cells": results,
+            "problems": problems,
+            "notes": notes,
+            "feedback": feedback,
+            "sandbox": _sandbox_field(mode, described),
+            **_sandbox_fields(mode, why),
+            "seconds": round(time.monotonic() - started, 2),
+            "restarts": grader.restarts if grader else 0,
+            "kernel_calls": grader.kernel_calls if grader else 0,
+            "usage": usage,
+            # cut by the wall clock while computing: graded again alone before it counts
+            "starved": bool(grader and grader.starved),
+        }
+    )
 
 
 class _quiet_nbformat:
@@ -945,4 +999,3 @@ class _quiet_nbformat:
 
     def __exit__(self, *exc):
         return self._ctx.__exit__(*exc)
-

@@ -153,40 +153,74 @@ class Probe:
                 cell.source = answers[_gid(cell)]
         return nbformat.writes(self.trim(nb, tests_dropped)).encode()
 
+    def _tests_dropped(self, only: frozenset[str] | None) -> frozenset[str]:
+        return frozenset(
+            test
+            for answer, test in self.exercises.items()
+            if only is not None and answer not in only
+        )
+
     def grade(self, answers: dict[str, str], only: frozenset[str] | None = None) -> dict[str, str]:
         """grade_id of each test cell -> 'passed', 'failed' or 'partial', by the trusted grader.
 
         ``only``: the exercises (answer grade_ids) whose test cells are graded; None for all.
         """
+        return self.grade_segments([(answers, only)])[0]
+
+    def grade_segments(
+        self, segments: list[tuple[dict[str, str], frozenset[str] | None]]
+    ) -> list[dict[str, str]]:
+        """Several submissions graded as one: the verdicts of each, as :meth:`grade` gives them.
+
+        Segment k is the trimmed notebook with its ``answers`` in place and only the test cells of
+        its exercises (``only``), every grade_id and cell id suffixed ``__seg<k>`` (k > 0) and, after
+        the first, its code cells only: the read-only setup cell runs again at the start of every
+        segment (its data made afresh, its imports already loaded), then every answer cell (the
+        segment's own, the solution's for the other exercises) and its test cells. One kernel and
+        one trusted runner serve all of them: a probe pays their start once, not once a
+        submission. A segment sees nothing of an earlier one that its own cells do not redefine
+        but names an earlier answer left behind, which can only make a wrong answer look right
+        (a failure of the wrong-answer test, never a false pass); any kernel death, restart or
+        timeout is a problem, and a problem fails the probe (as for a single submission).
+        """
         from coursetools.grading.grade import Job, Options, grade_job
 
-        tests_dropped = frozenset(
-            test
-            for answer, test in self.exercises.items()
-            if only is not None and answer not in only
-        )
-        source = self.trim(nbformat.read(self.source, as_version=4), tests_dropped)
+        base = nbformat.read(self.source, as_version=4)
+        sources, submissions = [], []
+        for k, (answers, only) in enumerate(segments):
+            dropped = self._tests_dropped(only)
+            sources.append(_segment(self.trim(base, dropped), k))
+            submissions.append(
+                _segment(
+                    nbformat.reads(self.submission(answers, dropped).decode(), as_version=4), k
+                )
+            )
+        source, submission = _concatenated(sources), _concatenated(submissions)
         job = Job(
             student="probe",
             assignment=self.name,
             source=nbformat.writes(source),
             release=notebook_bytes(release_notebook(source, self.name)).decode(),
-            submission=self.submission(answers, tests_dropped),
+            submission=nbformat.writes(submission).encode(),
             notebook_name=f"{self.name}.ipynb",
             files={},
-            options=Options(cell_timeout=300.0, notebook_timeout=900.0),
+            options=Options(cell_timeout=300.0, notebook_timeout=900.0 * len(segments)),
         )
         result = grade_job(job)
         assert not result["problems"], result["problems"]
-        return {
-            c["grade_id"]: "passed"
-            if c["points"] == c["max_points"] > 0
-            else "failed"
-            if c["points"] == 0
-            else "partial"
-            for c in result["cells"]
-            if c["kind"] == "auto"
-        }
+        verdicts: list[dict[str, str]] = [{} for _ in segments]
+        for c in result["cells"]:
+            if c["kind"] != "auto":
+                continue
+            gid, k = _unsegmented(c["grade_id"])
+            verdicts[k][gid] = (
+                "passed"
+                if c["points"] == c["max_points"] > 0
+                else "failed"
+                if c["points"] == 0
+                else "partial"
+            )
+        return verdicts
 
     @property
     def runs(self) -> list[tuple]:
@@ -209,20 +243,78 @@ class Probe:
         which, burn = arg
         return frozenset(self.exercises) if burn == self.seeds[0] else self.seeded(which)
 
-    def run(self, run: tuple) -> dict[str, str]:
+    def answers(self, run: tuple) -> dict[str, str]:
+        """The answer cells a run hands in (the solution's for every other exercise)."""
         kind, arg = run
         if kind == "wrong":
-            answers = {gid: v[arg][1] for gid, v in self.wrong.items() if arg < len(v)}
-        else:
-            which, burn = arg
-            answers = {
-                g: a[which].replace("{burn}", str(burn)) for g, a in self.alternatives.items()
-            }
-        return self.grade(answers, only=self.graded_in(run))
+            return {gid: v[arg][1] for gid, v in self.wrong.items() if arg < len(v)}
+        which, burn = arg
+        return {g: a[which].replace("{burn}", str(burn)) for g, a in self.alternatives.items()}
+
+    def run(self, run: tuple) -> dict[str, str]:
+        return self.grade(self.answers(run), only=self.graded_in(run))
+
+    def run_together(self, runs: tuple[tuple, ...]) -> list[dict[str, str]]:
+        return self.grade_segments([(self.answers(run), self.graded_in(run)) for run in runs])
+
+    @property
+    def batches(self) -> list[tuple[tuple, ...]]:
+        """The runs in gradings of at most :data:`SEGMENTS` submissions each: the wrong answers
+        together, each alternative's seeds together."""
+        wrong = [run for run in self.runs if run[0] == "wrong"]
+        groups = [wrong] + [
+            [run for run in self.runs if run[0] == "alternative" and run[1][0] == which]
+            for which in (0, 1)
+        ]
+        return [
+            tuple(group[i : i + SEGMENTS])
+            for group in groups
+            for i in range(0, len(group), SEGMENTS)
+        ]
 
     def graded(self) -> dict[tuple, dict[str, str]]:
+        batches = self.batches
         with cf.ProcessPoolExecutor(max_workers=2) as pool:
-            return dict(zip(self.runs, pool.map(self.run, self.runs), strict=True))
+            graded = list(pool.map(self.run_together, batches))
+        return {
+            run: verdicts
+            for batch, results in zip(batches, graded, strict=True)
+            for run, verdicts in zip(batch, results, strict=True)
+        }
+
+
+#: Submissions graded in one kernel (:meth:`Probe.grade_segments`): a kernel's and a runner's start
+#: and the setup cell's imports (about 1.3 s together) are paid once per batch.
+SEGMENTS = 5
+SEGMENT = re.compile(r"(.+)__seg([0-9]+)")
+
+
+def _segment(nb, k: int):
+    """``nb`` as segment ``k`` of a batch: ids suffixed and, after the first, code cells only."""
+    if k == 0:
+        return nb
+    nb = nbformat.from_dict(nb)
+    nb.cells = [c for c in nb.cells if c.cell_type == "code"]
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade_id"):
+            meta["grade_id"] = f"{meta['grade_id']}__seg{k}"
+        if cell.get("id"):
+            cell["id"] = f"{cell['id']}__seg{k}"
+    return nb
+
+
+def _concatenated(notebooks):
+    out = nbformat.from_dict(notebooks[0])
+    out.cells = [cell for nb in notebooks for cell in nb.cells]
+    ids = [c.get("id") for c in out.cells]
+    assert len(set(ids)) == len(ids) and all(len(i) <= 64 for i in ids), "cell ids of a batch"
+    return out
+
+
+def _unsegmented(grade_id: str) -> tuple[str, int]:
+    match = SEGMENT.fullmatch(grade_id)
+    return (match.group(1), int(match.group(2))) if match else (grade_id, 0)
 
 
 def install(probe: Probe, namespace: dict) -> None:

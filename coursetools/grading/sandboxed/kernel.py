@@ -4,7 +4,8 @@ One job: launch an IPython kernel through the sandbox launcher (:mod:`coursetool
 exchange execute requests with it over the shell channel only. The grader never subscribes to the
 kernel's output broadcast (IOPub): nothing a student prints, displays or raises reaches the
 grader's memory, and the only data that comes back is the execute reply, whose size ZeroMQ caps
-(``MAXMSGSIZE``: a bigger message drops the connection, and the call fails): 4 MiB for a cell,
+(``MAXMSGSIZE``: a bigger message drops the connection, which the socket's monitor reports, and the
+request ends at once as ``dropped`` once a small request shows the kernel alive): 4 MiB for a cell,
 whose reply only needs its status, and the bridge's limit for the calls a test makes. The reply's HMAC
 signature is checked by jupyter_client's ``Session``. Whatever the kernel says is treated as the
 student's: it can decide what their code returns, never a grade.
@@ -48,7 +49,7 @@ from coursetools.grading.sandboxed import sandbox as sbx
 from coursetools.grading.sandboxed.budget import Budget
 from coursetools.grading.sandboxed.outputs import OutputCollector
 
-__all__ = ["Outcome", "KernelSession", "BRIDGE_MODULE"]
+__all__ = ["Outcome", "KernelSession", "BRIDGE_MODULE", "MAX_CELL_REPLY_BYTES"]
 
 BRIDGE_MODULE = "_coursetools_bridge"
 MAX_REPLY_BYTES = bridge.MAX_BYTES * 4 // 3 + (1 << 20)  # a base64 reply plus its envelope
@@ -66,7 +67,7 @@ RESUBSCRIBE_SECONDS = 60.0  # after a cut, how long a fresh subscription may tak
 class Outcome:
     """What became of one execute request."""
 
-    status: str  # "ok" | "error" | "timeout" | "died"
+    status: str  # "ok" | "error" | "timeout" | "died" | "dropped" (a reply over the cap) | "budget" | "refused"
     expressions: dict = field(default_factory=dict)
 
 
@@ -136,6 +137,9 @@ class KernelSession:
         self.collector = collector  # None: IOPub is never read (every graded run)
         self.km = None
         self.sockets: dict[bool, object] = {}  # large replies allowed -> shell socket
+        self.cuts: dict[
+            bool, object
+        ] = {}  # the same -> its monitor (DISCONNECTED: a reply over the cap)
         self.iopub = None
         self.monitor = None  # the IOPub socket's DISCONNECTED events: a subscription cut
         self.subscription_confirmed = False  # a probe came through the current subscription
@@ -194,21 +198,20 @@ class KernelSession:
             )
         except Exception as exc:
             await self.stop()
-            raise RuntimeError(f"the kernel did not start ({exc}): {self._last_log_line()}") from exc
+            raise RuntimeError(
+                f"the kernel did not start ({exc}): {self._last_log_line()}"
+            ) from exc
         self.context = zmq.asyncio.Context()
-        for large, cap in ((False, MAX_CELL_REPLY_BYTES), (True, MAX_REPLY_BYTES)):
-            socket = self.context.socket(zmq.DEALER)
-            socket.setsockopt(zmq.MAXMSGSIZE, cap)
-            socket.setsockopt(zmq.RCVHWM, 64)
-            socket.setsockopt(zmq.LINGER, 0)
-            socket.connect(self.km._make_url("shell"))
-            self.sockets[large] = socket
+        for large in (False, True):
+            self._connect_shell(large)
         info = await self._request(
             "kernel_info_request", {}, self.spec.startup_timeout, reply="kernel_info_reply"
         )
         if info.status != "ok":
             await self.stop()
-            raise RuntimeError(f"the kernel did not answer ({info.status}): {self._last_log_line()}")
+            raise RuntimeError(
+                f"the kernel did not answer ({info.status}): {self._last_log_line()}"
+            )
         if self.collector is not None:
             # A subscription takes effect some time after connect (ZeroMQ's "slow joiner"): what
             # the kernel publishes before then is never seen. Seen in a full test run: the first
@@ -220,9 +223,53 @@ class KernelSession:
             await self.stop()
             raise RuntimeError(f"the kernel could not be prepared ({installed.status})")
 
+    def _connect_shell(self, large: bool) -> None:
+        """A shell socket with its reply cap, and a monitor that reports when ZeroMQ drops it."""
+        import zmq
+
+        self._close_shell(large)
+        socket = self.context.socket(zmq.DEALER)
+        socket.setsockopt(zmq.MAXMSGSIZE, MAX_REPLY_BYTES if large else MAX_CELL_REPLY_BYTES)
+        socket.setsockopt(zmq.RCVHWM, 64)
+        socket.setsockopt(zmq.LINGER, 0)
+        self.cuts[large] = socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+        socket.connect(self.km._make_url("shell"))
+        self.sockets[large] = socket
+
+    def _close_shell(self, large: bool) -> None:
+        socket, monitor = self.sockets.pop(large, None), self.cuts.pop(large, None)
+        if socket is not None:
+            try:
+                socket.disable_monitor()
+            except Exception:  # noqa: BLE001 - the socket may already be closed
+                pass
+            socket.close(linger=0)
+        if monitor is not None:
+            monitor.close(linger=0)
+
+    async def _after_cut(self, large: bool, budget: Budget, probing: bool) -> Outcome:
+        """The connection a reply was awaited on was dropped: a message over its cap (ZeroMQ does
+        not reconnect after that) or the kernel's death. A fresh socket, and a small request on the
+        cell socket tells which: answered, the reply was ``dropped`` and the kernel lives on; a
+        dying kernel can cut the probe's connection too, so a cut probe is sent again until the
+        kernel answers, is seen dead, or the budget ends."""
+        self._connect_shell(large)
+        if probing:
+            return Outcome("cut")
+        while True:
+            alive = await self._request(
+                "kernel_info_request", {}, budget, reply="kernel_info_reply", probing=True
+            )
+            if alive.status != "cut":
+                return Outcome("dropped") if alive.status in ("ok", "error") else alive
+            if not await self.km.is_alive():
+                return Outcome("died")
+
     def _last_log_line(self) -> str:
         self.log.seek(0)
-        lines = [x for x in self.log.read(1 << 20).decode(errors="replace").splitlines() if x.strip()]
+        lines = [
+            x for x in self.log.read(1 << 20).decode(errors="replace").splitlines() if x.strip()
+        ]
         return lines[-1][:200] if lines else ""
 
     async def execute(
@@ -240,7 +287,7 @@ class KernelSession:
         (CPU seconds with a wall-clock backstop), checked every :data:`POLL_SECONDS`.
 
         ``large_reply`` allows a reply up to the bridge's limit (a test's call); otherwise a reply
-        over 4 MiB is dropped and the request times out.
+        over 4 MiB is dropped: ``dropped`` (the kernel lives on, its reply unread), at once.
         """
         content = {
             "code": code,
@@ -255,13 +302,22 @@ class KernelSession:
         )
 
     async def _request(
-        self, msg_type: str, content: dict, timeout: float | Budget, *, reply: str, large: bool = False
+        self,
+        msg_type: str,
+        content: dict,
+        timeout: float | Budget,
+        *,
+        reply: str,
+        large: bool = False,
+        probing: bool = False,
     ) -> Outcome:
         import zmq
 
-        socket = self.sockets.get(large)
-        if self.km is None or socket is None:
+        if self.km is None or large not in self.sockets:
             return Outcome("died")
+        if self.cuts[large].get(zmq.EVENTS) & zmq.POLLIN:  # dropped since the last request
+            self._connect_shell(large)
+        socket, cut = self.sockets[large], self.cuts[large]
         if large and self.reply_bytes >= bridge.SUBMISSION_BYTES:
             return Outcome("budget")
         session = self.km.session
@@ -269,26 +325,28 @@ class KernelSession:
         session.send(socket, sent)
         msg_id = sent["header"]["msg_id"]
         budget = timeout if isinstance(timeout, Budget) else Budget(timeout)
-        capture = self.iopub is not None and msg_type == "execute_request" and not content.get("silent")
+        capture = (
+            self.iopub is not None and msg_type == "execute_request" and not content.get("silent")
+        )
         idle = False
+        poller = zmq.asyncio.Poller()
+        poller.register(socket, zmq.POLLIN)
+        poller.register(cut, zmq.POLLIN)
         if capture:
-            poller = zmq.asyncio.Poller()
-            poller.register(socket, zmq.POLLIN)
             poller.register(self.iopub, zmq.POLLIN)
         while True:
             left = budget.wall_left()
             if left <= 0 or budget.expired():
                 return Outcome("timeout")
             try:
-                if capture:
-                    events = dict(await poller.poll(int(min(left, POLL_SECONDS) * 1000)))
-                    if self.iopub in events and self._drain_iopub(msg_id) == "idle":
-                        idle = True  # it may come before the reply is read: the cell is done
-                    ready = socket in events
-                else:
-                    ready = await socket.poll(int(min(left, POLL_SECONDS) * 1000), zmq.POLLIN)
+                events = dict(await poller.poll(int(min(left, POLL_SECONDS) * 1000)))
+                if capture and self.iopub in events and self._drain_iopub(msg_id) == "idle":
+                    idle = True  # it may come before the reply is read: the cell is done
+                ready = socket in events
             except zmq.ZMQError:
                 return Outcome("died")
+            if cut in events and not ready:  # dropped: a message over the cap, or a dead kernel
+                return await self._after_cut(large, budget, probing)
             if not ready:
                 if not await self.km.is_alive():
                     return Outcome("died")
@@ -461,9 +519,8 @@ class KernelSession:
                 return
 
     async def stop(self) -> None:
-        for socket in self.sockets.values():
-            socket.close(linger=0)
-        self.sockets = {}
+        for large in list(self.sockets):
+            self._close_shell(large)
         self._unsubscribe()
         if self.context is not None:
             self.context.term()

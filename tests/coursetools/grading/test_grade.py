@@ -40,7 +40,7 @@ h_links        7      after the last test, replaces everything it can in its run
                       the grader, as root, restarts and cleans up without touching that directory
 h_cpuhog       7      twelve daemonised CPU hogs (setsid, double fork); killed with the submission
 h_flood        7      prints gigabytes and raises a 128 MiB error message: the grader's memory
-                      stays small, only that cell is lost
+                      stays small, only that cell is lost (its reply, over 4 MiB, dropped at once)
 h_devfs        7      right only if /dev cannot be written and the workspace, /tmp and home
                       cannot hold 2 GiB
 h_memhog       7      eight children of 1 GiB each: the submission's memory limit kills some, the
@@ -199,6 +199,9 @@ def test_hostile_submissions_are_reported_with_a_reason(parallel):
     assert flagged <= WITH_PROBLEMS | {"h_cpuhog", "h_memhog"}  # these two may hit a limit
     assert "timed out" in " ".join(results["h_loop"]["problems"])
     assert "kernel died" in " ".join(results["h_exit"]["problems"])
+    # its 128 MiB error's reply is dropped at once, not waited for until the wall-clock backstop
+    assert "reply was over 4 MiB" in " ".join(results["h_flood"]["problems"])
+    assert "timed out" not in " ".join(results["h_flood"]["problems"])
     assert "not a valid notebook" in " ".join(results["h_badjson"]["problems"])
     assert "no notebook" in " ".join(results["h_missing"]["problems"])
     notes = " ".join(results["h_tamper"]["notes"])

@@ -49,7 +49,7 @@ from coursetools import cli
 from coursetools.authoring.release import notebook_bytes, release_notebook
 from coursetools.grading import bridge
 from coursetools.grading.classroom import collect, feedback, pipeline
-from coursetools.grading.grade import Job, Options, TrustedRunner
+from coursetools.grading.grade import Job, Options, TrustedRunner, grade_job
 from coursetools.grading.sandboxed import limits
 from coursetools.grading.sandboxed.kernel import _unreadable
 from coursetools.grading.trusted import forkserver
@@ -247,6 +247,31 @@ def test_calls_past_the_submissions_reply_budget_fail_at_once_with_the_budget_as
     # 13 calls of 80 MB each would be 1 GB: after 256 MiB the last ones were never sent
     assert cell["message"].startswith("f was not called: this notebook's answers had already sent")
     assert "256 MiB" in cell["message"]
+
+
+# ------------------------------------------------------------------- a reply over the cell cap
+
+
+def test_a_cell_reply_over_the_cap_is_dropped_at_once_and_the_kernel_lives_on():
+    # ZeroMQ drops a connection that brings a message over its cap (4 MiB for a cell) and does
+    # not reconnect. Before, the grader waited for the lost reply until the cell's wall-clock
+    # backstop (3 x 30 s here), called it an endless loop and restarted the kernel. Now the
+    # socket's monitor reports the drop, a kernel_info request shows the kernel alive, and the
+    # cell counts as run: what it defined before raising stays, no restart, at once.
+    source, release = _assignment(
+        "big_reply", [("f", "def f(x):\n    return x", "assert f(2) == 2, 'f(2) must be 2'")]
+    )
+    answer = "kept = 41\ndef f(x):\n    return x + kept - 41\nraise ValueError('x' * (8 * 1024**2))"
+    result = grade_job(
+        _job("big", source, release, _answer(release, {"f": answer}), cell_timeout=30.0)
+    )
+    assert result["score"] == 1, result
+    assert result["restarts"] == 0
+    assert any("reply was over 4 MiB and was not read" in p for p in result["problems"]), result[
+        "problems"
+    ]
+    assert not any("timed out" in p for p in result["problems"])
+    assert result["seconds"] < 30.0  # the backstop alone is 90 s
 
 
 # ---------------------------------------------------------------------------- 200,000 cells

@@ -8,7 +8,9 @@ raises and every autograded test cell gets its full points by nbgrader's own rul
 tests' batched calls (``coursetools.authoring.hidden_tests.repeat``/``map_calls``) work on plain
 functions.
 
-The solutions run once each, two at a time (one per core). That raw ``nbgrader autograde`` gives
+This is the one run in a plain kernel of every cell, figures and experiments included: the
+Validator's run of the filled release (``tests/coursetools/authoring/test_release.py``) leaves out
+what no test needs. The solutions run once each, two at a time (one per core). That raw ``nbgrader autograde`` gives
 the example class the trusted grader's scores is checked in ``tests/coursetools/authoring/test_release.py``, which
 grades every solution with the trusted grader already (each notebook is graded once per run).
 """

@@ -76,6 +76,86 @@ def _figure_setup(source: str) -> tuple[list[bool], set[str]]:
     return keep, names
 
 
+def _bound(tree: ast.AST) -> set[str]:
+    """Every name a cell binds at any depth (assignments, definitions, imports, loop targets)."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return names
+
+
+def _parsed(source: str) -> ast.AST | None:
+    """A cell's syntax tree, its magics (``%``, ``!``) as blank lines; None if it does not parse."""
+    lines = ["" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()]
+    try:
+        return ast.parse("\n".join(lines))
+    except SyntaxError:
+        return None
+
+
+def _needs(source: str) -> set[str]:
+    """The names a cell reads that it does not bind itself (every word, if it does not parse)."""
+    tree = _parsed(source)
+    if tree is None:
+        return set(WORD.findall(source))
+    loads = {
+        n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+    }
+    parameters = {n.arg for n in ast.walk(tree) if isinstance(n, ast.arg)}
+    return loads - _bound(tree) - parameters
+
+
+def _defines(tree: ast.AST) -> set[str]:
+    """The names a cell surely binds: plain names assigned, defined or imported at its top level
+    (not in a branch or a loop, which may not run)."""
+    names: set[str] = set()
+    for node in getattr(tree, "body", []):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for leaf in target.elts if isinstance(target, ast.Tuple) else [target]:
+                    if isinstance(leaf, ast.Name):
+                        names.add(leaf.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return names
+
+
+def without_figures(nb):
+    """``nb`` without its figures and experiments: the cells no graded cell needs.
+
+    Every markdown cell, answer cell and test cell stays; any other code cell (read-only or
+    not) stays only when a later kept cell reads a name it binds (read backwards, so what a
+    kept one needs stays too, and a name a kept cell surely binds first is not needed from
+    before it). Kept cells are unchanged (nbgrader's checksums of read-only cells still hold). A
+    cell that only changes an object in place (no name bound) is left out: such a dependency is
+    checked where the whole notebook runs (``tests/notebooks/test_solutions_run.py``).
+    """
+    nb = nbformat.from_dict(nb)
+    kept, needed = [], set()
+    for cell in reversed(nb.cells):
+        meta = cell.metadata.get("nbgrader") or {}
+        if cell.cell_type == "code" and not meta.get("grade") and not meta.get("solution"):
+            tree = _parsed(cell.source)
+            if tree is not None and not _bound(tree) & needed:
+                continue
+        kept.append(cell)
+        if cell.cell_type == "code":  # what it surely binds, an earlier cell need not
+            tree = _parsed(cell.source)
+            needed = (needed - (_defines(tree) if tree is not None else set())) | _needs(
+                cell.source
+            )
+    nb.cells = kept[::-1]
+    return nb
+
+
 def _make_class():
     from coursetools.authoring import example_class
 

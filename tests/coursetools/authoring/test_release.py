@@ -3,8 +3,10 @@
 - notebooks/ is byte-for-byte what coursetools.authoring.release regenerates (no drift, no hand edits);
 - generation is deterministic (twice the same bytes; stable cell ids, no outputs, fixed metadata);
 - no solution text and no hidden test reaches a release notebook;
-- every solution notebook passes all its tests with nbgrader's own Validator (``nbgrader
-  validate`` exits 0 even when cells fail, so the API's result is checked);
+- every release notebook with its answers filled in passes all its visible tests with nbgrader's
+  own Validator (``nbgrader validate`` exits 0 even when cells fail, so the API's result is
+  checked), without the figures and experiments no test needs (the whole notebook runs in
+  tests/notebooks/test_solutions_run.py);
 - every release notebook runs to the end and fails every autograded test cell;
 - every solution, handed in as the example class's ada_full, gets full marks from the trusted
   grader, and raw ``nbgrader autograde`` with a plain configuration (none of the course's) gives
@@ -132,8 +134,16 @@ def _outside_regions(text: str) -> str:
 
 
 def _validate_filled_release(path: str) -> dict:
-    """nbgrader's Validator on the release with every answer filled in (the student's button)."""
+    """nbgrader's Validator on the release with every answer filled in (the student's button).
+
+    Without the figures and experiments no graded cell needs (``notebook_probes.without_figures``):
+    the Validator judges the test cells only, and every cell of the notebook, figures included,
+    runs in tests/notebooks/test_solutions_run.py (hidden tests included, every test cell
+    scored there too). What this run alone shows is that the visible tests pass when the hidden
+    ones are absent.
+    """
     from nbgrader.validator import Validator
+    from notebook_probes import without_figures
     from traitlets.config import Config
 
     source = Path(path)
@@ -142,7 +152,10 @@ def _validate_filled_release(path: str) -> dict:
             if data.is_file() and data.suffix != ".ipynb":
                 (Path(tmp) / data.name).write_bytes(data.read_bytes())
         filled = Path(tmp) / source.name
-        filled.write_bytes(_make_class().student_notebooks(source)["ada_full"])
+        nb = nbformat.reads(
+            _make_class().student_notebooks(source)["ada_full"].decode(), as_version=4
+        )
+        filled.write_bytes(notebook_bytes(without_figures(nb)))
         return Validator(config=Config({"Execute": {"timeout": 600}})).validate(str(filled))
 
 
@@ -191,9 +204,7 @@ def executed():
             for s in STUDENTS
             if s != "ada_full"
         }
-        validations = {
-            n: pool.submit(_validate_filled_release, str(p)) for n, p in SOURCES.items()
-        }
+        validations = {n: pool.submit(_validate_filled_release, str(p)) for n, p in SOURCES.items()}
         releases = {n: pool.submit(_run_release, (n, str(p))) for n, p in SOURCES.items()}
         graded = {n: f.result() for n, f in graded.items()}
         return (
@@ -290,7 +301,11 @@ def _raw_nbgrader(assignment: str) -> dict[str, dict[str, float]]:
         for command in ("generate_assignment", "autograde"):
             done = subprocess.run(
                 [sys.executable, "-m", "nbgrader", command, assignment, "--force"],
-                cwd=course, env=env, capture_output=True, text=True, timeout=900,
+                cwd=course,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=900,
             )
             assert done.returncode == 0, done.stderr[-3000:]
         tests = _test_cells(nbformat.read(SOURCES[assignment], as_version=4))
@@ -313,7 +328,9 @@ def _trusted(assignment: str, student: str) -> dict:
     source = SOURCES[assignment]
     nb = nbformat.read(source, as_version=4)
     files = {
-        p.name: p.read_bytes() for p in source.parent.iterdir() if p.is_file() and p.suffix != ".ipynb"
+        p.name: p.read_bytes()
+        for p in source.parent.iterdir()
+        if p.is_file() and p.suffix != ".ipynb"
     }
     return grade_job(
         Job(

@@ -369,7 +369,7 @@ class _Grader:
             self.done.append(index)
             if outcome.status == "dropped":
                 self.problems.append(
-                    f"cell {_label(cell, index)}'s reply was over "
+                    f"the reply to cell {_label(cell, index)} was over "
                     f"{MAX_CELL_REPLY_BYTES // 1024**2} MiB and was not read (a huge error message?)"
                 )
             return True

@@ -59,6 +59,7 @@ MAX_CELL_REPLY_BYTES = 4 * 1024**2  # a cell's reply: its status (and a tracebac
 # without a request to the kernel. A message with more JSON values than bridge.MAX_PARTS is never
 # parsed (counted on its raw frames first): "refused" for a call, "error" for a cell.
 POLL_SECONDS = 0.2
+CUT_PROBES = 5  # probes after a dropped connection, a pause apart (see KernelSession._after_cut)
 IOPUB_QUEUE = 64  # messages queued for the display run: with the size cap, a bounded memory
 RESUBSCRIBE_SECONDS = 60.0  # after a cut, how long a fresh subscription may take to carry a probe
 
@@ -250,20 +251,26 @@ class KernelSession:
     async def _after_cut(self, large: bool, budget: Budget, probing: bool) -> Outcome:
         """The connection a reply was awaited on was dropped: a message over its cap (ZeroMQ does
         not reconnect after that) or the kernel's death. A fresh socket, and a small request on the
-        cell socket tells which: answered, the reply was ``dropped`` and the kernel lives on; a
-        dying kernel can cut the probe's connection too, so a cut probe is sent again until the
-        kernel answers, is seen dead, or the budget ends."""
+        cell socket tells which: answered, the reply was ``dropped`` and the kernel lives on. A
+        dying kernel can cut the probe's connection too (once, as its sockets close), so a cut
+        probe is tried again after a pause, :data:`CUT_PROBES` times at most: a kernel that cuts
+        every one is alive and sending messages over the cap (``dropped``), and never makes the
+        grader spin."""
+        import asyncio
+
         self._connect_shell(large)
         if probing:
             return Outcome("cut")
-        while True:
+        for _ in range(CUT_PROBES):
             alive = await self._request(
                 "kernel_info_request", {}, budget, reply="kernel_info_reply", probing=True
             )
             if alive.status != "cut":
                 return Outcome("dropped") if alive.status in ("ok", "error") else alive
+            await asyncio.sleep(POLL_SECONDS)
             if not await self.km.is_alive():
                 return Outcome("died")
+        return Outcome("dropped")
 
     def _last_log_line(self) -> str:
         self.log.seek(0)

@@ -200,7 +200,7 @@ def test_hostile_submissions_are_reported_with_a_reason(parallel):
     assert "timed out" in " ".join(results["h_loop"]["problems"])
     assert "kernel died" in " ".join(results["h_exit"]["problems"])
     # its 128 MiB error's reply is dropped at once, not waited for until the wall-clock backstop
-    assert "reply was over 4 MiB" in " ".join(results["h_flood"]["problems"])
+    assert "was over 4 MiB and was not read" in " ".join(results["h_flood"]["problems"])
     assert "timed out" not in " ".join(results["h_flood"]["problems"])
     assert "not a valid notebook" in " ".join(results["h_badjson"]["problems"])
     assert "no notebook" in " ".join(results["h_missing"]["problems"])

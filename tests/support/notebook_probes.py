@@ -16,6 +16,12 @@ under all five). Test cells run in the trusted runner, never in the kernel, so d
 changes nothing the other cells see. The read-only setup cell loses what only figures use
 (``%matplotlib``, matplotlib's and scikit-learn's imports and the statements that use them) unless
 a kept cell, a wrong answer or an alternative names one of them.
+
+Up to :data:`SEGMENTS` runs are graded in one kernel (:meth:`Probe.grade_segments`: the wrong
+answers together, each alternative's seeds together), each run a segment of its own with the setup
+cell first, so a kernel's start is paid once a batch (``tests/notebooks/test_notebook_probes.py``
+shows a batch gives each segment the verdicts of its own grading). :func:`without_figures` is the
+trim ``tests/coursetools/authoring/test_release.py``'s Validator run uses.
 """
 
 from __future__ import annotations

@@ -68,7 +68,8 @@ RESUBSCRIBE_SECONDS = 60.0  # after a cut, how long a fresh subscription may tak
 class Outcome:
     """What became of one execute request."""
 
-    status: str  # "ok" | "error" | "timeout" | "died" | "dropped" (a reply over the cap) | "budget" | "refused"
+    # "ok" | "error" | "timeout" | "died" | "dropped" (a reply over the cap) | "budget" | "refused"
+    status: str
     expressions: dict = field(default_factory=dict)
 
 
@@ -138,9 +139,8 @@ class KernelSession:
         self.collector = collector  # None: IOPub is never read (every graded run)
         self.km = None
         self.sockets: dict[bool, object] = {}  # large replies allowed -> shell socket
-        self.cuts: dict[
-            bool, object
-        ] = {}  # the same -> its monitor (DISCONNECTED: a reply over the cap)
+        # the same -> its socket's monitor (DISCONNECTED: a reply over the cap, or a dead kernel)
+        self.cuts: dict[bool, object] = {}
         self.iopub = None
         self.monitor = None  # the IOPub socket's DISCONNECTED events: a subscription cut
         self.subscription_confirmed = False  # a probe came through the current subscription

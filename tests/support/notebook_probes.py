@@ -36,6 +36,7 @@ import nbformat
 import pytest
 
 from coursetools.authoring.release import notebook_bytes, release_notebook
+from coursetools.authoring.rules import _imported_names, _scope_names
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -82,19 +83,6 @@ def _figure_setup(source: str) -> tuple[list[bool], set[str]]:
     return keep, names
 
 
-def _bound(tree: ast.AST) -> set[str]:
-    """Every name a cell binds at any depth (assignments, definitions, imports, loop targets)."""
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            names.add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
-    return names
-
-
 def _parsed(source: str) -> ast.AST | None:
     """A cell's syntax tree, its magics (``%``, ``!``) as blank lines; None if it does not parse."""
     lines = ["" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()]
@@ -109,11 +97,8 @@ def _needs(source: str) -> set[str]:
     tree = _parsed(source)
     if tree is None:
         return set(WORD.findall(source))
-    loads = {
-        n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
-    }
-    parameters = {n.arg for n in ast.walk(tree) if isinstance(n, ast.arg)}
-    return loads - _bound(tree) - parameters
+    bound, loads = _scope_names(tree)  # bound: parameters too, which are no global reads
+    return {name for name, _ in loads} - bound
 
 
 def _defines(tree: ast.AST) -> set[str]:
@@ -130,7 +115,7 @@ def _defines(tree: ast.AST) -> set[str]:
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+            names |= _imported_names([node])
     return names
 
 
@@ -150,7 +135,7 @@ def without_figures(nb):
         meta = cell.metadata.get("nbgrader") or {}
         if cell.cell_type == "code" and not meta.get("grade") and not meta.get("solution"):
             tree = _parsed(cell.source)
-            if tree is not None and not _bound(tree) & needed:
+            if tree is not None and not _scope_names(tree)[0] & needed:
                 continue
         kept.append(cell)
         if cell.cell_type == "code":  # what it surely binds, an earlier cell need not

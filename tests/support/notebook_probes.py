@@ -322,9 +322,6 @@ class Probe:
         which, burn = arg
         return {g: a[which].replace("{burn}", str(burn)) for g, a in self.alternatives.items()}
 
-    def run(self, run: tuple) -> dict[str, str]:
-        return self.grade(self.answers(run), only=self.graded_in(run))
-
     def run_together(self, runs: tuple[tuple, ...]) -> list[dict[str, str]]:
         return self.grade_segments([(self.answers(run), self.graded_in(run)) for run in runs])
 

@@ -49,3 +49,15 @@ def test_python_version_agrees():
 
 def test_environment_installs_dplib_editable():
     assert re.search(r"^\s*-\s+-e \.\s*$", (ROOT / "environment.yml").read_text(), re.M)
+
+
+def test_importing_nbformat_builds_no_iri_parsers():
+    """Every grader, hub service and nbgrader command imports nbformat; with jsonschema 4.25 or
+    later that imports rfc3987-syntax, which builds 35 Earley parsers (0.8 s of CPU) for formats
+    no notebook schema uses. pyproject.toml keeps jsonschema below it."""
+    import subprocess
+    import sys
+
+    probe = "import sys, nbformat; print('rfc3987_syntax' in sys.modules, 'lark' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "False"], done.stdout

@@ -5,8 +5,7 @@
 - no solution text and no hidden test reaches a release notebook;
 - every release notebook with its answers filled in passes all its visible tests with nbgrader's
   own Validator (``nbgrader validate`` exits 0 even when cells fail, so the API's result is
-  checked), without the figures and experiments no test needs (the whole notebook runs in
-  tests/notebooks/test_solutions_run.py);
+  checked);
 - every release notebook runs to the end and fails every autograded test cell;
 - every solution, handed in as the example class's ada_full, gets full marks from the trusted
   grader, and raw ``nbgrader autograde`` with a plain configuration (none of the course's) gives
@@ -16,7 +15,15 @@
 Parametrized over every notebook under solutions/ plus the pilot fixture (tests/fixtures), so a
 new notebook is covered as soon as it lands. The notebooks run two at a time (one per core),
 once per session: each trusted grading here is done once (the raw comparison reads ada_full's
-from the full-marks test's), and tests/notebooks/test_solutions_run.py runs the solutions in a plain kernel.
+from the full-marks test's), and tests/notebooks/test_solutions_run.py runs the solutions in a
+plain kernel.
+
+The figures and experiments (the cells no test reads a name from) run whole in two places: in
+tests/notebooks/test_solutions_run.py's plain kernel, where no cell may raise, and in the trusted
+grading of ada_full here, under the sandbox's limits and bans (where a cell that calls a banned
+function raises, as in a student's graded run) and where no cell may time out or kill the kernel.
+The Validator's run and the release's leave them out (``notebook_probes.without_figures``): what
+those runs alone show is about the tests.
 """
 
 from __future__ import annotations
@@ -166,13 +173,19 @@ def _make_class():
 
 
 def _run_release(payload: tuple[str, str]) -> dict:
-    """Execute a release notebook with nbgrader's Execute preprocessor; score with nbgrader."""
+    """Execute a release notebook with nbgrader's Execute preprocessor; score with nbgrader.
+
+    Without the figures and experiments no graded cell needs: a release's other cells are the
+    solution's, byte for byte, and run whole in tests/notebooks/test_solutions_run.py; its stubs,
+    its test cells and every cell they read a name from run here.
+    """
     from nbgrader import utils
     from nbgrader.preprocessors import Execute
+    from notebook_probes import without_figures
     from traitlets.config import Config
 
     name, path = payload
-    nb = release_notebook(nbformat.read(path, as_version=4), name)
+    nb = without_figures(release_notebook(nbformat.read(path, as_version=4), name))
     nb, _ = Execute(config=Config({"Execute": {"timeout": 600}})).preprocess(
         nb, {"metadata": {"path": str(Path(path).parent)}}
     )
@@ -242,6 +255,24 @@ def test_release_notebook_runs_to_the_end_and_fails_every_test(executed, name):
     assert not result["unexecuted"], f"cells not run (the kernel died?): {result['unexecuted']}"
     assert not result["passed"], (
         f"autograded tests that an untouched notebook passes: {result['passed']}"
+    )
+
+
+@pytest.mark.parametrize("name", sorted(SOURCES))
+def test_the_cells_the_release_run_leaves_out_are_the_solutions_own(name):
+    """What makes the release run's trim safe: each cell it leaves out is a cell of the solution,
+    unchanged, which tests/notebooks/test_solutions_run.py runs in a plain kernel."""
+    from notebook_probes import without_figures
+
+    source = nbformat.read(SOURCES[name], as_version=4)
+    release = release_notebook(source, name)
+    kept = {c.id for c in without_figures(release).cells}
+    left_out = [c for c in release.cells if c.id not in kept]
+    solution = {c.id: c.source for c in source.cells}
+    assert all(c.cell_type == "code" for c in left_out)
+    changed = [c.id for c in left_out if solution.get(c.id) != c.source]
+    assert not changed, (
+        f"cells left out of the release run that differ from the solution's: {changed}"
     )
 
 

@@ -39,11 +39,50 @@ def _round_trip(value, **kw):
         frozenset({"a"}),
         slice(1, None, 2),
         Ellipsis,
+        ((0, 4), (2, 3)),
+        [((0, 1), (0, 2)), ((1, 2), (0, 2))],
+        (),
+        [(), [], ((),)],
+        (1, [2.5, None, (True, -(10**30))]),
+        ([1, 2], "x", (3, (4,))),  # a string: only the part without it is a nest
+        [(1, 2), np.float64(0.5), (math.inf,)],  # a numpy scalar and an infinity beside nests
+        {(1, (2, 3)): [(4,)]},
     ],
 )
 def test_plain_values_come_back_equal_and_of_the_same_type(value):
     got, _ = _round_trip(value)
     assert got == value and type(got) is type(value)
+
+
+def _same(a, b) -> bool:
+    """Equal, and of the same type all the way down (``(1,) == [1]`` is False already, but
+    ``1 == 1.0 == True``)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    return a == b or (isinstance(a, float) and math.isnan(a) and math.isnan(b))
+
+
+def test_lists_and_tuples_of_numbers_cross_as_one_nest_and_keep_every_type():
+    blocks = [((r, r + 1), (c, c + 2)) for r in range(8) for c in range(0, 8, 2)]
+    tree = bridge.encode(blocks)
+    # one tag for the 32 blocks (three tuples each), the kinds in the order the lists open
+    assert tree["$"] == "nest" and tree["t"] == "l" + "ttt" * 32
+    assert bridge.dumps(tree).count("$") == 1
+    got, _ = _round_trip(blocks)
+    assert _same(got, blocks)
+    mixed = [(1, True), [None, 2.0, [False, (0,)]], 3, (1.5, [])]
+    got, _ = _round_trip(mixed)
+    assert _same(got, mixed)
+    # a list without a tuple in it is the JSON list it always was
+    assert bridge.encode([[1, 2], [3.5, None]]) == [[1, 2], [3.5, None]]
+    # what is not a plain number (a string, an array, an infinity) leaves its own part out
+    tree = bridge.encode([(1, 2), ("a", 3)])
+    assert tree[0]["$"] == "nest" and tree[1]["$"] == "tuple"
+    assert _same(_round_trip([(1, 2), ("a", 3)])[0], [(1, 2), ("a", 3)])
 
 
 def test_non_finite_floats_cross_without_json_nan():
@@ -156,6 +195,16 @@ def _npy_pickle():
         {"$": "exec", "v": "import os"},
         {"plain": "dict"},
         {"$": "genref", "v": 3},
+        {"$": "nest", "t": "t", "v": [1, [2]]},  # a list without its kind
+        {"$": "nest", "t": "tll", "v": [1, [2]]},  # a kind without its list
+        {"$": "nest", "t": "tx", "v": [1, [2]]},  # a kind that is neither
+        {"$": "nest", "t": "", "v": []},
+        {"$": "nest", "t": ["t"], "v": [1]},
+        {"$": "nest", "t": "t", "v": 1},
+        {"$": "nest", "t": "tt", "v": [1, {"$": "ellipsis"}]},  # a tree inside
+        {"$": "nest", "t": "t", "v": [1, "text"]},  # a string inside (student text is wrapped)
+        {"$": "nest", "t": "tt", "v": [[[1, 2]]]},  # three lists, two kinds
+        {"$": "dict", "v": [[{"$": "nest", "t": "tl", "v": [[1]]}, 2]]},  # a list as a key
     ],
 )
 def test_malformed_or_hostile_trees_are_refused(tree):
@@ -169,6 +218,12 @@ def test_depth_and_size_are_capped():
         deep = [deep]
     with pytest.raises(bridge.BoundaryError):
         bridge.decode(deep)
+    with pytest.raises(bridge.BoundaryError):  # the same depth as a nest of tuples
+        bridge.decode({"$": "nest", "t": "t" * (bridge.MAX_DEPTH + 6), "v": deep})
+    shallow = {"$": "nest", "t": "t" * bridge.MAX_DEPTH, "v": deep}
+    for _ in range(6):
+        shallow["v"] = shallow["v"][0]
+    assert type(bridge.decode(shallow)) is tuple  # the deepest a nest may be still crosses
     with pytest.raises(bridge.BoundaryError):
         bridge.loads("x" * (bridge.MAX_BYTES * 2))
     with pytest.raises(bridge.BoundaryError):

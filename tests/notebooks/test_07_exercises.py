@@ -566,8 +566,9 @@ def clone_delta(n, epsilon0, epsilon):
     forward = backward = 0.0
     for c in range(n):
         w = stats.binom.pmf(c, n - 1, math.exp(-epsilon0))
+        pmf = stats.binom.pmf(np.arange(-1, c + 2), c, 0.5).tolist()  # pmf[u + 1]: P[Bin(c, 1/2) = u]
         for u in range(c + 2):
-            b1, b0 = stats.binom.pmf(u - 1, c, 0.5), stats.binom.pmf(u, c, 0.5)
+            b1, b0 = pmf[u], pmf[u + 1]
             p, q = alpha * b1 + (1 - alpha) * b0, (1 - alpha) * b1 + alpha * b0
             forward += w * max(p - math.exp(epsilon) * q, 0.0)
             backward += w * max(q - math.exp(epsilon) * p, 0.0)

@@ -37,7 +37,16 @@ composes by adding the ``rho_i`` (their composition lemma, for mechanisms chosen
 ``rho_i`` themselves chosen adaptively: the Rényi filter of Feldman & Zrnic (2021), "Individual
 Privacy Accounting via a Rényi Filter", NeurIPS, at every order ``alpha`` at once
 (``rho``-zCDP is RDP ``alpha rho`` for all ``alpha``), and Whitehouse et al. (2023)'s zCDP
-filter. The total converts to (epsilon, delta) with :func:`dplib.zcdp_to_dp`.
+filter. What a filter certifies is its **budget**, fixed before the first request: the whole
+interaction is ``rho``-zCDP, hence (epsilon, delta)-DP with ``epsilon = zcdp_to_dp(rho, delta)``
+(:meth:`ZcdpFilter.epsilon`). The *realised* spend ``sum rho_i`` is random when the requests
+depend on the answers, and certifying it is a privacy **odometer**, which costs more (Rogers et
+al. 2016; Whitehouse et al. 2023); its conversion (:meth:`ZcdpFilter.spent_epsilon`) is a
+guarantee only for a list of requests fixed in advance. A refusal costs nothing: whether a
+request is admitted depends on the requested costs only, never on the data (Feldman & Zrnic
+2021, whose filter stops the run, or skips the request, before ``sum rho_i`` would pass ``rho``).
+The same holds for :class:`PrivacyFilter`: its guarantee is its budget, and
+:attr:`PrivacyFilter.spent` is a realised figure.
 
 Both hold a ledger of :mod:`dplib.accounting.events` (a privacy event is data, the filter
 interprets it), as :class:`dplib.PrivacyAccountant` does, and both refuse by raising
@@ -278,7 +287,13 @@ class PrivacyFilter:
 
     @property
     def spent(self) -> tuple[float, float]:
-        """``(sum epsilon_i, sum delta_i)`` of the admitted requests (what basic composition adds)."""
+        """``(sum epsilon_i, sum delta_i)`` of the admitted requests (what basic composition adds).
+
+        A realised figure: a privacy guarantee only when the list of requests was fixed in
+        advance. When each request depends on earlier answers, the guarantee of the run is the
+        filter's :attr:`budget` (certifying the realised sum would be a privacy odometer, Rogers,
+        Roth, Ullman & Vadhan 2016).
+        """
         return self._sums(self.events)
 
     @staticmethod
@@ -381,8 +396,16 @@ class ZcdpFilter:
     :class:`PureDpEvent` (``epsilon^2 / 2``, their Proposition 1.4). An (epsilon, delta) event with
     ``delta > 0`` has no zCDP parameter and is refused with a TypeError. Validity under full
     adaptivity: Feldman & Zrnic (2021)'s Rényi filter at every order; Whitehouse et
-    al. (2023). The (epsilon, delta) guarantee of the whole run is :meth:`epsilon` at any
-    ``delta``.
+    al. (2023). A refused request costs nothing (admission depends on the requested costs, never
+    on the data).
+
+    What the filter certifies is the budget: however the requests were chosen, the whole run is
+    ``rho``-zCDP, and :meth:`epsilon` converts ``rho`` (the budget) to (epsilon, delta).
+    :meth:`spent_epsilon` converts the *realised* ``sum rho_i`` instead; that figure is a
+    guarantee only when the list of requests was fixed in advance (then the run is plain
+    composition). Under adaptive choice the realised sum is random, and certifying it is a
+    privacy odometer, not a filter, with a larger cost (Rogers, Roth, Ullman & Vadhan 2016;
+    Whitehouse, Ramdas, Rogers & Wu 2023).
 
     Examples
     --------
@@ -391,10 +414,12 @@ class ZcdpFilter:
     >>> f.spend_event(GaussianEvent(noise_multiplier=2.0))  # rho = 1 / (2 * 4) = 0.125
     >>> round(f.spent, 3)
     0.325
-    >>> round(f.epsilon(1e-5, method="classic"), 3)  # rho + 2 sqrt(rho log(1/delta))
-    4.194
+    >>> round(f.epsilon(1e-5, method="classic"), 3)  # the budget: rho + 2 sqrt(rho log(1/delta))
+    5.299
     >>> round(f.epsilon(1e-5), 3)  # the tighter conversion of Canonne, Kamath & Steinke 2020
-    3.698
+    4.729
+    >>> round(f.spent_epsilon(1e-5, method="classic"), 3)  # requests fixed in advance only
+    4.194
     """
 
     def __init__(self, rho: float) -> None:
@@ -442,7 +467,23 @@ class ZcdpFilter:
         self._ledger.append(Spend(event, label))
 
     def epsilon(self, delta: float, *, method: str = "tight") -> float:
-        """Epsilon of the whole run at ``delta`` (:func:`dplib.zcdp_to_dp`; 0 before any spend)."""
+        """The filter's guarantee at ``delta``: its budget ``rho`` converted by :func:`dplib.zcdp_to_dp`.
+
+        Valid however the requests were chosen, also each after seeing the previous answers
+        (Feldman & Zrnic 2021; Whitehouse et al. 2023): the whole run is ``rho``-zCDP.
+        """
+        dlt = check_delta(delta, allow_zero=False)
+        return zcdp_to_dp(self._rho, dlt, method=method)
+
+    def spent_epsilon(self, delta: float, *, method: str = "tight") -> float:
+        """The realised spend ``sum rho_i`` converted at ``delta`` (0 before any spend).
+
+        Valid **only for a list of requests fixed in advance**, where the run is the composition
+        of the admitted releases. When requests depend on earlier answers the realised sum is
+        random; certifying it is a privacy odometer, which costs more than this (Rogers, Roth,
+        Ullman & Vadhan 2016; Whitehouse et al. 2023), and the run's guarantee is
+        :meth:`epsilon` (the budget).
+        """
         dlt = check_delta(delta, allow_zero=False)
         spent = self.spent
         return 0.0 if spent == 0 else zcdp_to_dp(spent, dlt, method=method)

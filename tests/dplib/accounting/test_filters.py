@@ -139,15 +139,38 @@ def test_zcdp_filter_adds_rhos_and_converts_with_bun_steinke():
     f.spend_event(GaussianEvent(noise_multiplier=2.0, count=2))  # 2 / (2 * 4) = 0.25 (Prop. 1.6)
     f.spend_event(PureDpEvent(0.5))  # 0.5**2 / 2 = 0.125 (Prop. 1.4)
     assert f.spent == pytest.approx(0.625)
-    assert f.epsilon(1e-6, method="classic") == pytest.approx(
+    # the realised spend's conversion: a guarantee for requests fixed in advance only
+    assert f.spent_epsilon(1e-6, method="classic") == pytest.approx(
         0.625 + 2 * math.sqrt(0.625 * math.log(1e6))
     )
+    # the filter's guarantee is its budget rho = 1, whatever was spent
+    assert f.epsilon(1e-6, method="classic") == pytest.approx(1 + 2 * math.sqrt(math.log(1e6)))
     with pytest.raises(BudgetExceededError, match="rho"):
         f.spend(0.4)
     assert f.spent == pytest.approx(0.625) and len(f.ledger) == 3
     with pytest.raises(TypeError, match="zCDP"):
         f.spend_event(ApproxDpEvent(0.1, 1e-6))
     assert len(f.ledger) == 3
+
+
+def test_zcdp_filter_certifies_its_budget_not_the_realised_spend():
+    """Under adaptive choice the realised sum of rho is random (an odometer's figure, Rogers,
+    Roth, Ullman & Vadhan 2016): epsilon() converts the budget, before and after any spend, and
+    only spent_epsilon() depends on what was admitted."""
+    f = ZcdpFilter(0.5)
+    before = f.epsilon(1e-5)
+    assert before == pytest.approx(dplib.zcdp_to_dp(0.5, 1e-5, method="tight"), rel=1e-12)
+    assert f.spent_epsilon(1e-5) == 0.0
+    f.spend(0.1)
+    assert f.epsilon(1e-5) == before
+    assert f.spent_epsilon(1e-5) == pytest.approx(
+        dplib.zcdp_to_dp(0.1, 1e-5, method="tight"), rel=1e-12
+    )
+    assert f.spent_epsilon(1e-5) < f.epsilon(1e-5)
+    for doc in (ZcdpFilter.spent_epsilon.__doc__, PrivacyFilter.spent.__doc__):
+        assert "fixed in advance" in " ".join(doc.split())
+    with pytest.raises(ValueError, match="delta"):
+        f.spent_epsilon(0.0)
 
 
 def test_accountant_holds_zcdp_events():

@@ -233,13 +233,11 @@ def zcdp_session(requests, rho, delta):{_SESSION_CHECK}
             answered.append(i)
             spent += c
             eps_spent += to_eps(c)
-    if not answered:
-        return [], 0.0
-    return answered, float(to_eps(spent))
+    return answered, float(to_eps(rho))
 """
 
 def _session(cost: str = "d * d / (2.0 * s * s)", fits: str = "spent + c <= rho", after_refusal: str = "continue",
-             eps: str = "spent + 2.0 * math.sqrt(spent * math.log(1.0 / delta))", check: bool = True) -> str:
+             eps: str = "rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))", check: bool = True) -> str:
     return f"""
 def zcdp_session(requests, rho, delta):{_SESSION_CHECK if check else ""}
     costs = [{cost} for d, s in requests]
@@ -250,8 +248,6 @@ def zcdp_session(requests, rho, delta):{_SESSION_CHECK if check else ""}
             spent += c
         else:
             {after_refusal}
-    if not answered:
-        return [], 0.0
     return answered, float({eps})
 """
 
@@ -349,6 +345,10 @@ def gaussian_profile_delta(sigma, sensitivity, epsilon):
         ("rho = Delta^2 / sigma^2, the 1/2 lost", _session(cost="d * d / (s * s)")),
         ("budget in epsilons: each release's epsilon added against the budget's", _SESSION_EPS),
         ("each release converted at delta / k, the epsilons added", _session(eps="sum(c_ + 2.0 * math.sqrt(c_ * math.log(len(answered) / delta)) for c_ in (costs[i] for i in answered))")),
+        ("the realised spend converted (an odometer's claim under adaptive choice; issue 50)",
+         _session(eps="(spent + 2.0 * math.sqrt(spent * math.log(1.0 / delta))) if answered else 0.0")),
+        ("the budget converted, but 0 when nothing was answered", _session(
+            eps="(rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))) if answered else 0.0")),
         ("stops at the first refusal", _session(after_refusal="break")),
         ("strict < for within the budget", _session(fits="spent + c < rho")),
         ("NaN accepted", _session(check=False)),
@@ -612,9 +612,7 @@ def zcdp_session(requests, rho, delta):
         if total + cost <= budget:
             total += cost
             answered.append(i)
-    if not answered:
-        return [], 0.0
-    r, L = float(total), -math.log(delta)
+    r, L = float(budget), -math.log(delta)       # the filter certifies its budget
     return answered, float((math.sqrt(r) + math.sqrt(L)) ** 2 - L)
 """,
         """
@@ -629,9 +627,7 @@ def zcdp_session(requests, rho, delta):
         if cost <= left + 1e-12 * rho:
             answered.append(i)
             left -= cost
-    spent = rho - left
-    if not answered:
-        return [], 0.0
+    spent = rho                                # the guarantee is the budget's, not the realised spend's
     L = math.log(1 / delta)
     res = optimize.minimize_scalar(lambda t: (1 + math.exp(t)) * spent + L * math.exp(-t),
                                    bracket=(0.5 * math.log(L / spent) - 1, 0.5 * math.log(L / spent) + 1),

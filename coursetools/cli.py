@@ -442,8 +442,8 @@ def cmd_handin(args) -> int:
         source_root=Path(args.source),
         state_dir=Path(args.state),
         policies=policies,
-        # a stalled (sleeping) notebook holds its worker at most this long; one cut while it was
-        # computing is graded again alone with the notebook's own limits (docs/jupyterhub.md)
+        # a stalled (sleeping) notebook holds its worker at most this long; one cut while it waited
+        # for a CPU (starved) is graded once more with the same wall (docs/jupyterhub.md)
         options=dataclasses.replace(options, notebook_wall=args.handin_wall),
         check_owner=args.check_owner,
         workers=workers,  # one per core by default; 4 at once on Dask

@@ -325,7 +325,8 @@ class _Grader:
             wall_factor=options.wall_factor,
             wall=options.notebook_wall,
         )
-        self.starved = False  # a limit reached on the wall clock while computing (budget module)
+        self.starved = False  # a limit reached on the wall clock while waiting for a CPU (budget module)
+        self.wall_cut: dict[str, float] = {}  # the figures of the last budget cut by the wall clock
         self.kernel = KernelSession(spec)
         self.runner: TrustedRunner | None = None
         self.home = spec.home
@@ -350,9 +351,9 @@ class _Grader:
             for index in self.done:
                 if self.budget.expired():
                     return False
-                await self.kernel.execute(
-                    self.nb.cells[index].source, self.budget.within(self.options.cell_timeout)
-                )
+                budget = self.budget.within(self.options.cell_timeout)
+                await self.kernel.execute(self.nb.cells[index].source, budget)
+                self._note(budget)
             return True
         except Exception:  # noqa: BLE001 - a replay that fails ends the run
             self.problems.append("could not replay the notebook after a restart")
@@ -363,7 +364,7 @@ class _Grader:
         cell = self.nb.cells[index]
         budget = self.budget.within(self.options.cell_timeout)
         outcome = await self.kernel.execute(cell.source, budget)
-        self.starved |= budget.starved
+        self._note(budget)
         self.status[index] = outcome.status
         if outcome.status in ("ok", "error", "dropped"):
             self.done.append(index)
@@ -451,7 +452,7 @@ class _Grader:
         try:
             await self._test_exchange(index, gid, test)
         finally:
-            self.starved |= self.test_budget.starved
+            self._note(self.test_budget)
             if (
                 index in self.results
             ):  # what the test cost, counted by the grader (the slow-test report)
@@ -530,7 +531,7 @@ class _Grader:
             await self.kernel.start()
             for position, index in enumerate(code):
                 if self.budget.expired():
-                    self.starved |= self.budget.starved
+                    self._note(self.budget)
                     self.problems.append(
                         f"notebook time limit ({self._notebook_limit()}) reached: "
                         f"{len(code) - position} cell(s) not run"
@@ -545,6 +546,13 @@ class _Grader:
         finally:
             await self._drop_runner()
             await self.kernel.stop()
+            self._note(self.budget)
+
+    def _note(self, budget: Budget) -> None:
+        """Keep what a budget cut by the wall clock says: starved (budget module), and its figures."""
+        if budget.ended == "wall" and budget.meter is not None:
+            self.wall_cut = budget.figures()
+            self.starved |= budget.starved
 
     def _notebook_limit(self) -> str:
         if self.budget.ended == "wall" and self.budget.meter is not None:
@@ -945,7 +953,11 @@ def grade_job(job: Job) -> Result:
     described = ""
     with _sandboxed(job, mode, plan.bans, problems, usage) as (spec, group):
         described = f" + {group.describe()}" if group is not None else ""
-        meter = CpuMeter(group.cpu_seconds if group is not None else None)
+        meter = (
+            CpuMeter(group.cpu_seconds, group.pids, cores=job.options.cpus)
+            if group is not None
+            else CpuMeter(None)
+        )
         grader = _Grader(nb, plan, spec, job.options, meter)
         try:
             asyncio.run(asyncio.wait_for(grader.run(), grader.budget.backstop + 120))
@@ -981,8 +993,9 @@ def grade_job(job: Job) -> Result:
             "restarts": grader.restarts if grader else 0,
             "kernel_calls": grader.kernel_calls if grader else 0,
             "usage": usage,
-            # cut by the wall clock while computing: graded again alone before it counts
+            # cut by the wall clock while waiting for a CPU: graded once more before it counts
             "starved": bool(grader and grader.starved),
+            "wall_cut": dict(grader.wall_cut) if grader else {},
         }
     )
 

@@ -64,7 +64,8 @@ __all__ = [
     "InboundSnapshot",
     "folder_key",
     "inbound_name_problem",
-    "latest_change",
+    "lock_inbound",
+    "Sighting",
     "snapshot_inbound",
     "source_texts",
     "student_job",
@@ -190,6 +191,7 @@ class InboundEntry:
     changed: float  # the folder's inode change time (its owner cannot move it back)
     owner: int  # the folder's uid
     problem: str = ""
+    changed_ns: int = 0  # ``changed`` in nanoseconds, as ``st_ctime_ns`` (to tell the service's own chmod)
 
     @property
     def key(self) -> str:
@@ -254,19 +256,74 @@ def list_inbound(inbound: Path) -> list[InboundEntry]:
                 problem = inbound_name_problem(entry.name)
                 student, assignment = ("", "") if problem else entry.name.split("+", 2)[:2]
                 found.append(
-                    InboundEntry(entry.name, student, assignment, st.st_ctime, st.st_uid, problem)
+                    InboundEntry(entry.name, student, assignment, st.st_ctime, st.st_uid, problem, st.st_ctime_ns)
                 )
     finally:
         os.close(root_fd)
     return sorted(found, key=lambda e: (e.changed, e.key))
 
 
+@dataclass(frozen=True)
+class Sighting:
+    """What the hand-in service saw of an inbound folder before it read it.
+
+    nbgrader's submit leaves each submission folder ``0777``, so until the service (root) takes
+    group and other write off it (:func:`lock_inbound`), anyone who knows its name could touch it
+    or swap its files. ``first_seen`` is when the service first saw it (POSIX time, its clock);
+    ``before_ns`` and ``after_ns`` the folder's inode change time just before and just after the
+    service's last ``chmod`` (0: it never needed one). A change time equal to ``after_ns`` is the
+    service's own change, not the student's: the folder's arrival is then ``before_ns``, which is
+    no later than the moment the service first saw the folder writable by others.
+    """
+
+    first_seen: float
+    before_ns: int = 0
+    after_ns: int = 0
+
+    def folder_changed(self, st: os.stat_result) -> float:
+        """The folder's change time as the student made it (the service's own ``chmod`` undone)."""
+        if self.after_ns and st.st_ctime_ns == self.after_ns:
+            return self.before_ns / 1e9
+        return st.st_ctime
+
+
+def lock_inbound(inbound: Path, entry: InboundEntry, sighting: Sighting | None, now: float) -> Sighting:
+    """Take group and other write off the folder of ``entry`` (needs root, or its owner).
+
+    Done whenever the folder is seen writable by others (nbgrader's submit makes it ``0777`` as
+    its last step): from then on only its owner can add, remove, rename or touch anything in it.
+    Returns the sighting to keep (the first one if nothing was changed); trouble (the folder is
+    gone, not a directory, or cannot be changed) leaves it as it was, never raised.
+    """
+    seen = sighting if sighting is not None else Sighting(first_seen=now)
+    try:
+        root_fd = os.open(inbound, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return seen
+    try:
+        with _opendir(entry.folder, root_fd) as fd:
+            st = os.fstat(fd)
+            if not st.st_mode & 0o022:
+                return seen
+            before = seen.before_ns if seen.after_ns and st.st_ctime_ns == seen.after_ns else st.st_ctime_ns
+            os.fchmod(fd, stat.S_IMODE(st.st_mode) & ~0o022)
+            return Sighting(seen.first_seen, before, os.fstat(fd).st_ctime_ns)
+    except OSError:
+        return seen
+    finally:
+        os.close(root_fd)
+
+
 @dataclass
 class InboundSnapshot:
-    """What one submission folder held when the hand-in service first took it.
+    """What one submission folder held when the hand-in service took it.
 
-    ``changed`` is the latest inode change time of the folder, the notebook and nbgrader's
-    metadata files: a notebook edited in place later moves it (its owner cannot move it back).
+    ``changed`` is the latest inode change time of the folder (the service's own ``chmod`` undone:
+    :class:`Sighting`), the notebook and nbgrader's metadata files, each taken with ``fstat`` on
+    the open file *after* it was read: a notebook edited in place, or renamed into place, later
+    than that moves it (its owner cannot move it back). ``unsettled``: the folder or a file read
+    changed while it was read (take it in a later round). ``foreign``: why a file read is not the
+    folder's owner's alone (another owner, or writable by group or others), or ``""``.
     """
 
     submission: bytes | None
@@ -274,57 +331,55 @@ class InboundSnapshot:
     exchange: dict[str, str]
     problems: list[str]
     changed: float
+    unsettled: bool = False
+    foreign: str = ""
 
 
-def snapshot_inbound(inbound: Path, entry: InboundEntry) -> InboundSnapshot:
+def _same(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_ino, a.st_size, a.st_mtime_ns, a.st_ctime_ns) == (b.st_ino, b.st_size, b.st_mtime_ns, b.st_ctime_ns)
+
+
+def snapshot_inbound(inbound: Path, entry: InboundEntry, sighting: Sighting | None = None) -> InboundSnapshot:
     """Take the notebook and nbgrader's timestamp and secret of one inbound folder, as
     :func:`collect_jobs` reads a student's folder (no link followed, regular files only, capped).
-    Trouble is the snapshot's problem, never raised."""
+
+    Read once, then checked: the notebook is chosen once and opened (``O_NOFOLLOW``), read, and
+    only then are the times taken, with ``fstat`` on the open file and on the folder, so whatever
+    is renamed into place between the listing and the read shows in ``changed``, and a change
+    during the read makes the snapshot ``unsettled``. Trouble is the snapshot's problem, never
+    raised.
+    """
     job = Job(entry.student, entry.assignment, "", "", None, f"{entry.assignment}.ipynb")
     where = f"{display_name(entry.student)}/{display_name(entry.assignment)}"
-    changed = entry.changed
+    seen = sighting if sighting is not None else Sighting(first_seen=entry.changed)
+    changed, unsettled, foreign = entry.changed, False, ""
     try:
         root_fd = os.open(inbound, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError as exc:
         return InboundSnapshot(None, job.notebook_name, {}, [_os_problem(where, exc)], changed)
+    files: list[tuple[os.stat_result, os.stat_result]] = []  # (opened, after the read) per file read
     try:
         with _opendir(entry.folder, root_fd) as fd:
-            changed = max(changed, _latest_change(fd, entry.assignment))
-            _take_notebook(job, fd, where)
+            folder_before = os.fstat(fd)
+            try:
+                _take_notebook(job, fd, where, files)
+            finally:
+                folder_after = os.fstat(fd)
+                changed = max([seen.folder_changed(folder_after), *(after.st_ctime for _, after in files)])
+                unsettled = not _same(folder_before, folder_after) or not all(_same(a, b) for a, b in files)
+                for _, after in files:
+                    if after.st_uid != folder_after.st_uid:
+                        foreign = "a file in the folder belongs to another user"
+                    elif after.st_mode & 0o022 and not foreign:
+                        foreign = "a file in the folder can be written by other users"
     except _Refused as exc:
         job.problems.append(str(exc))
     except Exception as exc:  # noqa: BLE001 - never raised for one submission
         job.problems.append(_os_problem(where, exc))
     finally:
         os.close(root_fd)
-    return InboundSnapshot(job.submission, job.notebook_name, job.exchange, job.problems, changed)
-
-
-def latest_change(inbound: Path, entry: InboundEntry) -> float:
-    """The latest inode change time of the folder and the files that make a submission."""
-    try:
-        root_fd = os.open(inbound, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:
-        return entry.changed
-    try:
-        with _opendir(entry.folder, root_fd) as fd:
-            return max(entry.changed, _latest_change(fd, entry.assignment))
-    except OSError:
-        return entry.changed
-    finally:
-        os.close(root_fd)
-
-
-def _latest_change(dir_fd: int, assignment: str) -> float:
-    latest = os.fstat(dir_fd).st_ctime
-    names = [n for n, _ in EXCHANGE_FILES.values()]
-    chosen = _choose_notebook(dir_fd, assignment)
-    for name in [*names, *([chosen] if chosen else [])]:
-        try:
-            latest = max(latest, os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_ctime)
-        except OSError:
-            pass
-    return latest
+    return InboundSnapshot(job.submission, job.notebook_name, job.exchange, job.problems, changed,
+                           unsettled, foreign)
 
 
 # --------------------------------------------------------------------------------------- listing
@@ -534,8 +589,10 @@ def _fill(job: Job, student_fd: int, kind: str | None, misspelt: str | None = No
         job.problems.append(_os_problem(where, exc))
 
 
-def _take_notebook(job: Job, fd: int, where: str) -> None:
+def _take_notebook(job: Job, fd: int, where: str, files: list | None = None) -> None:
     """The submission's notebook and nbgrader's metadata from the open folder ``fd`` into ``job``.
+
+    ``files``, when given, receives ``(fstat when opened, fstat after the read)`` of each file read.
 
     Raises
     ------
@@ -545,14 +602,14 @@ def _take_notebook(job: Job, fd: int, where: str) -> None:
     chosen = _choose_notebook(fd, job.assignment)
     if chosen is None:
         raise _Refused("no notebook handed in")
-    data = _read_notebook(fd, chosen, f"{where}/{display_name(chosen)}")
+    data = _read_notebook(fd, chosen, f"{where}/{display_name(chosen)}", files)
     problem = check_shape(data)
     if problem is not None:
         raise _Refused(f"{where}/{display_name(chosen)}: {problem}, not graded")
     if chosen != job.notebook_name:
         job.problems.append(f"no {job.assignment}.ipynb: graded {display_name(chosen)} instead")
     job.submission = data
-    job.exchange = _exchange_metadata(fd)
+    job.exchange = _exchange_metadata(fd, files)
 
 
 def _choose_notebook(dir_fd: int, assignment: str) -> str | None:
@@ -579,7 +636,7 @@ EXCHANGE_FILES = {
 }
 
 
-def _exchange_metadata(dir_fd: int) -> dict[str, str]:
+def _exchange_metadata(dir_fd: int, files: list | None = None) -> dict[str, str]:
     """``timestamp`` and ``secret`` from the files nbgrader's collect leaves, when both are sane.
 
     Read with the notebook's care (no link followed, a regular file, small); anything else, or a
@@ -594,9 +651,13 @@ def _exchange_metadata(dir_fd: int) -> dict[str, str]:
                 return {}
             fd = os.open(name, FILE_FLAGS, dir_fd=dir_fd)
             try:
-                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                opened = os.fstat(fd)
+                if not stat.S_ISREG(opened.st_mode):
                     return {}
-                text = os.read(fd, 257).decode("ascii").strip()
+                raw = os.read(fd, 257)
+                if files is not None:
+                    files.append((opened, os.fstat(fd)))
+                text = raw.decode("ascii").strip()
             finally:
                 os.close(fd)
         except (OSError, UnicodeDecodeError):
@@ -610,7 +671,7 @@ def _exchange_metadata(dir_fd: int) -> dict[str, str]:
 # ------------------------------------------------------------------------------------ the notebook
 
 
-def _read_notebook(dir_fd: int, name: str, where: str) -> bytes:
+def _read_notebook(dir_fd: int, name: str, where: str, files: list | None = None) -> bytes:
     """The bytes of the regular file ``name`` in ``dir_fd``, at most :data:`MAX_NOTEBOOK_BYTES`.
 
     Checked before opening (``lstat``: no FIFO or device is ever opened) and after (``fstat`` on
@@ -627,8 +688,12 @@ def _read_notebook(dir_fd: int, name: str, where: str) -> bytes:
     except OSError as exc:
         raise _Refused(_os_problem(where, exc)) from None
     try:
-        _check_regular(os.fstat(fd), where)
-        return _read_capped(fd, where)
+        opened = os.fstat(fd)
+        _check_regular(opened, where)
+        data = _read_capped(fd, where)
+        if files is not None:
+            files.append((opened, os.fstat(fd)))
+        return data
     except OSError as exc:
         raise _Refused(_os_problem(where, exc)) from None
     finally:

@@ -25,9 +25,12 @@ per submission folder of nbgrader's exchange, and decide what happens to it:
 - **The newest counts** (:meth:`HandinQueue.add`): a submission admitted while an older one of
   the same student and assignment still waits replaces it (the older is *refused*,
   ``superseded``): one student's flood of folders costs one grading, never the class's time.
-- **Alone** (:meth:`HandinQueue.give_back` with ``alone=True``): a submission whose grading was
-  cut by a wall-clock limit while it was computing (a machine too busy to give it its CPU time)
-  is graded once more with nothing else running before its result counts.
+- **Again** (:meth:`HandinQueue.give_back` with ``alone=True``; the column keeps its first name):
+  a submission whose grading was cut by the wall clock while it waited for a CPU (``starved``: a
+  machine too busy to give it its CPU time) is graded once more before its result counts, by one
+  worker like any other, with the same hand-in wall, while the others go on; starved again, its
+  result counts as the timeout it is. One submission can hold one worker for at most two
+  hand-in walls, and never stops the class.
 - **Pause**: an instructor's switch (:meth:`HandinQueue.set_paused`); arrivals are still recorded
   (with their arrival time) while nothing is graded.
 """
@@ -44,6 +47,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from coursetools.grading.classroom.collect import Sighting
 from coursetools.grading.handin.policy import Policies, Policy
 
 __all__ = ["Row", "HandinQueue", "STATES", "NOT_THEIRS"]
@@ -82,11 +86,18 @@ CREATE TABLE IF NOT EXISTS submissions (
     secret     TEXT NOT NULL DEFAULT '',  -- nbgrader's submission secret, as it arrived
     stamp      TEXT NOT NULL DEFAULT '',  -- nbgrader's timestamp.txt, as it arrived
     problems   TEXT NOT NULL DEFAULT '[]',  -- JSON: what taking the folder found wrong
-    alone      INTEGER NOT NULL DEFAULT 0   -- to be graded with nothing else running
+    alone      INTEGER NOT NULL DEFAULT 0   -- a second pass (starved once): given once
 );
 CREATE INDEX IF NOT EXISTS by_work ON submissions (student, assignment, arrived);
 CREATE INDEX IF NOT EXISTS by_state ON submissions (state);
 CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+-- folders seen but not yet taken (still settling): when first seen, and the service's own chmod
+CREATE TABLE IF NOT EXISTS sightings (
+    folder     TEXT PRIMARY KEY,
+    first_seen REAL NOT NULL,
+    before_ns  INTEGER NOT NULL DEFAULT 0,
+    after_ns   INTEGER NOT NULL DEFAULT 0
+);
 """
 
 
@@ -203,6 +214,24 @@ class HandinQueue:
             )
             return self._row(db.execute("SELECT * FROM submissions WHERE folder=?", (folder,)).fetchone())
 
+    def sightings(self) -> dict[str, Sighting]:
+        """The folders seen but not yet taken, by folder (:class:`~coursetools.grading.classroom.collect.Sighting`)."""
+        return {
+            r["folder"]: Sighting(r["first_seen"], r["before_ns"], r["after_ns"])
+            for r in self.db.execute("SELECT * FROM sightings")
+        }
+
+    def record_sighting(self, folder: str, seen: Sighting) -> None:
+        self.db.execute(
+            "INSERT INTO sightings (folder, first_seen, before_ns, after_ns) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(folder) DO UPDATE SET before_ns=excluded.before_ns, after_ns=excluded.after_ns",
+            (folder, seen.first_seen, seen.before_ns, seen.after_ns),
+        )
+
+    def forget_sighting(self, folder: str) -> None:
+        """The folder has its row: it is never read again."""
+        self.db.execute("DELETE FROM sightings WHERE folder=?", (folder,))
+
     def record_snapshot(self, folder: str, digest: str, secret: str, stamp: str, problems: list[str]) -> None:
         """What the folder held when it was first taken (the copy that is graded)."""
         self.db.execute(
@@ -254,11 +283,11 @@ class HandinQueue:
 
     # ------------------------------------------------------------------------------ grading
 
-    def claim(self, limit: int = 1, *, busy: bool = False) -> list[Row]:
+    def claim(self, limit: int = 1) -> list[Row]:
         """Up to ``limit`` pending rows, now *grading*, in the fair order (module docstring).
 
-        A row to be graded alone is claimed by itself, and only when nothing else is being graded
-        (``busy`` false); while one waits, nothing else is claimed, so the running ones drain.
+        A row to be graded again (``alone``) is claimed in the same order as any other: it takes
+        one worker, never the machine.
         """
         if limit < 1:
             raise ValueError(f"limit must be >= 1, got {limit}")
@@ -266,11 +295,6 @@ class HandinQueue:
             pending = [self._row(r) for r in db.execute("SELECT * FROM submissions WHERE state='pending'")]
             if not pending:
                 return []
-            alone = [r for r in pending if r.alone]
-            if alone:
-                if busy:
-                    return []
-                pending, limit = alone[:1], 1
             served = {
                 r["student"]: r["last"]
                 for r in db.execute(
@@ -308,8 +332,8 @@ class HandinQueue:
     def give_back(self, folder: str, *, alone: bool = False) -> Row:
         """A grading run lost to a grader error: pending again, or *failed* after MAX_TRIES.
 
-        ``alone``: the run was cut by a wall-clock limit while computing; it is graded once more
-        with nothing else running (and not counted as a lost try).
+        ``alone``: the run was cut by the wall clock while waiting for a CPU (starved); it is graded
+        once more (and not counted as a lost try).
         """
         with self._transaction() as db:
             if alone:

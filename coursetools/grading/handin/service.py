@@ -179,11 +179,15 @@ class HandinService:
         """
         now = self.clock()
         known = self.queue.folders()
+        sightings = self.queue.sightings()
         unread: list[tuple[str, str, str, float, str]] = []
         newest: dict[tuple[str, str], collect.InboundEntry] = {}
         for entry in collect.list_inbound(self.config.inbound):
             if entry.key in known:
                 continue
+            seen = sightings.get(entry.key)
+            if seen is not None and seen.after_ns and entry.changed_ns == seen.after_ns:
+                entry = replace(entry, changed=seen.before_ns / 1e9)  # the service's own chmod undone
             arrived = min(entry.changed, now)
             if entry.problem:
                 unread.append((entry.key, self._owner(entry.owner), "", arrived, "name"))
@@ -204,11 +208,24 @@ class HandinService:
                      "someone else's, or superseded by a newer one)")
         new = []
         for entry in newest.values():
-            snap = collect.snapshot_inbound(self.config.inbound, entry)
-            if self.config.settle_seconds > 0 and snap.changed > now - self.config.settle_seconds:
-                continue  # still being copied in (or edited): taken in a later round
+            # Nothing rests on a secret name: group and other write off the folder first, then
+            # read once and check (collect.snapshot_inbound).
+            seen = collect.lock_inbound(self.config.inbound, entry, sightings.get(entry.key), now)
+            if seen != sightings.get(entry.key):
+                self.queue.record_sighting(entry.key, seen)
+            snap = collect.snapshot_inbound(self.config.inbound, entry, seen)
+            if snap.unsettled or (self.config.settle_seconds > 0 and snap.changed > now - self.config.settle_seconds):
+                continue  # still being copied in (or edited, or changed while read): a later round
+            arrived = min(snap.changed, now)
+            if snap.foreign and self.config.check_owner:  # never read for its page: not the student's alone
+                self.queue.add_refused(entry.key, entry.student, entry.assignment, arrived, "owner")
+                self.queue.forget_sighting(entry.key)
+                self.log(f"handin: {feedback.display_name(entry.student)}/{feedback.display_name(entry.assignment)}"
+                         f" refused: {snap.foreign}")
+                continue
             policy = self.config.policies[entry.assignment]
-            row = self.queue.add(entry.key, entry.student, entry.assignment, min(snap.changed, now), policy)
+            row = self.queue.add(entry.key, entry.student, entry.assignment, arrived, policy)
+            self.queue.forget_sighting(entry.key)
             if row is None:
                 continue
             self._keep(row, snap)
@@ -261,9 +278,7 @@ class HandinService:
                 data, problems = None, [*problems, "grader error: the copy taken at hand-in is lost, grade again"]
         elif not problems:
             problems = ["no notebook handed in"]
-        options = self.config.options
-        if row.alone:  # graded again with nothing else running: the notebook's own limits only
-            options = replace(options, notebook_wall=None)
+        options = self.config.options  # a second pass keeps the hand-in wall (queue: "Again")
         return Job(
             student=row.student,
             assignment=row.assignment,
@@ -298,9 +313,9 @@ class HandinService:
     def start_some(self) -> int:
         """Start grading as many pending submissions as there are free workers; how many."""
         free = self.config.workers - len(self.in_flight)
-        if free <= 0 or any(row.alone for row, _ in self.in_flight.values()):
+        if free <= 0:
             return 0
-        rows = self.queue.claim(free, busy=bool(self.in_flight))
+        rows = self.queue.claim(free)
         for row in rows:
             job = self.job(row)
             try:
@@ -340,8 +355,10 @@ class HandinService:
             return
         if result.get("starved") and not row.alone:
             self.queue.give_back(row.folder, alone=True)
-            self.log(f"handin: {who} was cut by a wall-clock limit while computing (a busy machine): "
-                     "graded again alone before it counts")
+            cut = result.get("wall_cut") or {}
+            self.log(f"handin: {who} was cut by the wall clock while waiting for a CPU (waited "
+                     f"{cut.get('waited', 0):.1f} s of {cut.get('wall', 0):.1f} s, computed "
+                     f"{cut.get('cpu', 0):.1f} s): graded once more before it counts")
             return
         try:
             if self.on_graded is not None:

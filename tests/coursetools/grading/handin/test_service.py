@@ -394,7 +394,7 @@ def test_a_flood_of_folders_costs_one_read_and_one_page_and_others_are_graded(tm
 
     reads = []
     real = collect._read_notebook
-    monkeypatch.setattr(collect, "_read_notebook", lambda fd, name, where: reads.append(where) or real(fd, name, where))
+    monkeypatch.setattr(collect, "_read_notebook", lambda fd, name, where, files=None: reads.append(where) or real(fd, name, where, files))
     service, calls = _service(tmp_path, pol.Policies(pol.Policy(attempts=2)), workers=2)
     data = notebook_bytes(RELEASE)
     inbound = service.config.inbound

@@ -10,6 +10,7 @@ cut by the backstop without being called starved.
 from __future__ import annotations
 
 import copy
+import os
 import subprocess
 import sys
 import time
@@ -45,18 +46,106 @@ def test_a_cpu_budget_ends_on_cpu_time_not_on_the_wall_clock(monkeypatch):
     assert b.expired() and b.ended == "cpu" and not b.starved
 
 
-def test_the_wall_clock_backstop_says_whether_the_submission_was_computing(monkeypatch):
+class FakeWaits:
+    """Run-queue seconds per task, as task_waits reads them from /proc."""
+
+    def __init__(self):
+        self.tasks = {}
+
+    def __call__(self, pids):
+        return dict(self.tasks)
+
+
+def _metered(monkeypatch, cores=1.0):
+    cpu, waits = FakeCpu(), FakeWaits()
+    monkeypatch.setattr(bud, "task_waits", waits)
+    return cpu, waits, bud.CpuMeter(cpu, lambda: [4242], cores=cores)
+
+
+def test_starved_is_decided_by_waiting_for_a_cpu_not_by_a_share_of_a_core(monkeypatch):
+    now = [0.0]
+    monkeypatch.setattr(bud.time, "monotonic", lambda: now[0])
+    cpu, waits, meter = _metered(monkeypatch)
+    waits.tasks = {(4242, 1): 3.0}  # waited before the budget began: not counted
+    sleeping, bursts, starved = (bud.Budget(10, meter) for _ in range(3))
+    now[0] = 40.0  # every one cut by the backstop, 3 x 10 + 10 s
+    assert sleeping.expired() and sleeping.ended == "wall" and not sleeping.starved  # no CPU, no wait
+    # 20 ms of work, 80 ms of sleep: a fifth of a core (the old rule, a tenth of a core, called this
+    # starved), and it hardly waited: never starved
+    cpu.seconds, waits.tasks = 8.0, {(4242, 1): 3.0 + 1.5}
+    assert bursts.expired() and not bursts.starved
+    assert bursts.figures() == {"wall": 40.0, "cpu": 8.0, "waited": 1.5}
+    # a quarter of a core on a machine four times too busy: it waited 30 of 40 s
+    cpu.seconds, waits.tasks = 9.0, {(4242, 1): 3.0 + 30.0, (4242, 2): 0.0}
+    assert starved.expired() and starved.starved and starved.figures()["waited"] == 30.0
+    # under a hand-in wall below the CPU limit: threads sharing the submission's own one-core quota
+    # wait for each other (25 of 40 s), and less than they compute (30 s): not the machine's doing
+    handin = bud.Budget(100, meter, wall=40)
+    now[0] = 80.0
+    cpu.seconds, waits.tasks = 9.0 + 30.0, {(4242, 1): 3.0 + 25.0, (4242, 2): 25.0}
+    assert handin.expired() and handin.ended == "wall" and not handin.starved
+
+
+def test_the_boundary_is_half_the_wall_time_and_a_quota_under_one_core_is_its_own_waiting(monkeypatch):
+    now = [0.0]
+    monkeypatch.setattr(bud.time, "monotonic", lambda: now[0])
+    cpu, waits, meter = _metered(monkeypatch)
+    below, at = bud.Budget(10, meter), bud.Budget(10, meter)
+    now[0] = 40.0
+    cpu.seconds, waits.tasks = 5.0, {(1, 1): 19.99}
+    assert below.expired() and not below.starved
+    waits.tasks = {(1, 1): 20.0}
+    assert at.expired() and at.starved
+    # held to a quarter of a core by its own quota: 10 s of CPU means 30 s throttled, its own doing
+    cpu, waits, quarter = _metered(monkeypatch, cores=0.25)
+    throttled = bud.Budget(10, quarter)
+    now[0] = 80.0
+    cpu.seconds, waits.tasks = 9.0, {(1, 1): 27.0}
+    assert throttled.expired() and not throttled.starved
+
+
+def test_a_budget_ended_on_cpu_time_is_never_starved_however_long_it_waited(monkeypatch):
+    now = [0.0]
+    monkeypatch.setattr(bud.time, "monotonic", lambda: now[0])
+    cpu, waits, meter = _metered(monkeypatch)
+    b = bud.Budget(10, meter)
+    now[0], cpu.seconds, waits.tasks = 39.0, 10.0, {(1, 1): 29.0}
+    assert b.expired() and b.ended == "cpu" and not b.starved
+
+
+def test_without_a_wait_meter_nothing_is_starved(monkeypatch):
     now = [0.0]
     monkeypatch.setattr(bud.time, "monotonic", lambda: now[0])
     cpu = FakeCpu()
-    sleeping = bud.Budget(10, bud.CpuMeter(cpu))
-    computing = bud.Budget(10, bud.CpuMeter(cpu))
-    now[0] = 39.9
-    assert not sleeping.expired()
-    now[0] = 40.0
-    assert sleeping.expired() and sleeping.ended == "wall" and not sleeping.starved  # 0 CPU: asleep
-    cpu.seconds = 8.0  # 8 s of CPU in 40 s: a fifth of a core, the machine was too busy
-    assert computing.expired() and computing.starved and computing.share == pytest.approx(0.2)
+    b = bud.Budget(10, bud.CpuMeter(cpu))
+    now[0], cpu.seconds = 40.0, 9.0
+    assert b.expired() and b.ended == "wall" and not b.starved
+
+
+def test_run_queue_waiting_is_read_from_proc_for_every_thread():
+    """A busy loop pinned to one CPU beside another busy loop waits about half the time; one that
+    sleeps waits for (almost) nothing."""
+    cpu = sorted(os.sched_getaffinity(0))[0]
+    spin = "import os, time\nos.sched_setaffinity(0, {%d})\nt = time.monotonic()\nwhile time.monotonic() - t < 30: pass\n" % cpu
+    hog = subprocess.Popen([sys.executable, "-c", spin])
+    busy = subprocess.Popen([sys.executable, "-c", spin])
+    asleep = subprocess.Popen([sys.executable, "-c", "import time\ntime.sleep(30)"])
+    try:
+        time.sleep(0.3)
+        start = {p.pid: bud.task_waits([p.pid]) for p in (busy, asleep)}
+        time.sleep(2.0)
+        waited = {
+            pid: max(s - start[pid].get(task, 0.0) for task, s in bud.task_waits([pid]).items())
+            for pid in start
+        }
+    finally:
+        for p in (hog, busy, asleep):
+            p.kill()
+            p.wait()
+    # CFS shares one CPU between two busy loops: each waits about 1 s of the 2 (more on a busy machine)
+    assert waited[busy.pid] >= 0.5, waited
+    assert waited[asleep.pid] < 0.2, waited  # one wake-up at most
+    assert bud.task_waits([busy.pid]) == {}  # gone
 
 
 def test_without_a_meter_the_limit_is_wall_time_and_a_cell_budget_stays_inside_the_notebooks(monkeypatch):

@@ -218,8 +218,8 @@ def _fake_result(job, score=7.0):
 def _service(tmp_path, policies=None, grade=None, on_graded=None, clock=None, **config_kw):
     config = ServiceConfig(
         exchange_root=tmp_path / "exchange", course_id="dp", source_root=PILOT.parent,
-        state_dir=tmp_path / "state", policies=policies or pol.Policies(), check_owner=False, settle_seconds=0,
-        **config_kw,
+        state_dir=tmp_path / "state", policies=policies or pol.Policies(), check_owner=False,
+        **{"settle_seconds": 0, **config_kw},
     )
     calls = []
 
@@ -577,26 +577,202 @@ def test_a_stalled_notebook_holds_only_its_own_worker(tmp_path):
     assert service.queue.counts()["graded"] == 4
 
 
-def test_a_starved_submission_is_graded_again_alone_before_it_counts(tmp_path):
-    """Cut by the wall clock while computing (result "starved"): back to the queue, then graded
-    with nothing else running and the notebook's own limits, and that result counts."""
-    seen = []
+def test_a_starved_submission_is_graded_once_more_by_one_worker_with_the_same_wall(tmp_path):
+    """Cut by the wall clock while waiting for a CPU (result "starved"): graded once more, with the
+    same hand-in wall, by one worker while the class goes on (it used to wait for every worker to
+    drain, then run alone with the notebook's own limits: 3 x 600 + 10 s); starved again, its
+    result counts as the timeout it is."""
+    import threading
+
+    seen, second_pass = [], threading.Event()
 
     def grade(job):
-        seen.append((job.student, job.options.notebook_wall, len(service.in_flight)))
-        result = _fake_result(job, score=7.0)
-        result["starved"] = job.options.notebook_wall is not None
+        seen.append((job.student, job.options.notebook_wall))
+        result = _fake_result(job, score=7.0 if job.student != "ada" else 2.0)
+        if job.student == "ada":
+            if len([s for s, _ in seen if s == "ada"]) == 2:
+                second_pass.set()
+                time.sleep(1.0)  # the second pass is slow: the others are graded meanwhile
+            result["starved"] = True  # starved both times
         return result
 
-    service, _ = _service(tmp_path, workers=2, grade=grade)
+    service, _ = _service(tmp_path, workers=2)
+    service.pool, service.grade = ThreadPool(2), grade
     service.config = dataclasses.replace(service.config, options=dataclasses.replace(
         service.config.options, notebook_wall=300.0))
-    service.grade = grade
-    _hand_in(service.config.inbound, "ada", RELEASE)
+    inbound = service.config.inbound
+    _hand_in(inbound, "ada", RELEASE)
+    service.run_once(wait=1.0)
+    assert service.queue.rows()[0].alone and service.queue.rows()[0].state == "pending"
+    service.run_once()  # the second pass starts
+    assert second_pass.wait(5)
+    _, bob = _hand_in(inbound, "bob", RELEASE)
+    service.run_once(wait=0.5)
+    assert _page(tmp_path / "exchange", bob) is not None  # while ada's second pass still runs
     service.drain(poll_seconds=0.05)
-    assert [(s, wall) for s, wall, _ in seen] == [("ada", 300.0), ("ada", None)]
-    row = service.queue.rows()[0]
-    assert (row.state, row.alone, row.score) == ("graded", True, 7.0)
+    assert [wall for _, wall in seen] == [300.0, 300.0, 300.0]  # the hand-in wall, every time
+    assert [s for s, _ in seen].count("ada") == 2  # once more, never a third time
+    row = next(r for r in service.queue.rows() if r.student == "ada")
+    assert (row.state, row.alone, row.score) == ("graded", True, 2.0)
+
+
+# ------------------------------------------------------------------- nothing rests on a secret name
+
+
+def _late_folder(inbound: Path, student: str = "ada") -> tuple[str, float]:
+    """A folder handed in, then a deadline just after it: returns (folder, deadline)."""
+    folder, _ = _hand_in(inbound, student, RELEASE)
+    made = max((inbound / folder / n).stat().st_ctime for n in ("", "pilot.ipynb", "timestamp.txt",
+                                                                 "submission_secret.txt"))
+    deadline = made + 0.5
+    while time.time() < deadline + 0.5:
+        time.sleep(0.05)
+    return folder, deadline
+
+
+@pytest.mark.parametrize("moment", ["after the listing, before the open", "after the read"])
+def test_a_notebook_renamed_into_place_during_the_read_is_refused_or_graded_as_it_was(tmp_path, monkeypatch, moment):
+    """A folder the service first reaches after the deadline; the student renames a prepared
+    notebook into place at the worst moment (a hook, not luck). It was graded 17/17 as on time in 2
+    of 3 runs; now it is refused for the deadline, or graded on what was there before."""
+    from coursetools.grading.classroom import collect
+
+    graded = []
+    clock = Clock(time.time())
+    service, _ = _service(tmp_path, clock=clock, grade=lambda job: graded.append(job.submission) or _fake_result(job))
+    inbound = service.config.inbound
+    inbound.mkdir(parents=True)
+    prepared = inbound / ".prepared"  # made before the deadline, outside the folder
+    prepared.write_bytes(notebook_bytes(fill_answers(copy.deepcopy(RELEASE))))
+    folder, deadline = _late_folder(inbound)
+    before = (inbound / folder / "pilot.ipynb").read_bytes()
+    service.config = dataclasses.replace(
+        service.config, policies=pol.Policies(pol.Policy(deadline=dt.datetime.fromtimestamp(deadline, dt.UTC))))
+    clock.t = time.time()
+    renamed = []
+
+    def swap():
+        if not renamed:
+            renamed.append(True)
+            os.rename(prepared, inbound / folder / "pilot.ipynb")
+
+    if moment.startswith("after the listing"):  # the notebook is chosen, not yet opened
+        real = collect._read_notebook
+        monkeypatch.setattr(collect, "_read_notebook", lambda *a, **k: (swap(), real(*a, **k))[1])
+    else:
+        real = collect._read_capped
+        monkeypatch.setattr(collect, "_read_capped", lambda fd, where: (real(fd, where), swap())[0])
+    for _ in range(3):
+        service.run_once()
+    assert renamed
+    row = service.queue.get(folder)
+    assert (row.state, row.reason) == ("refused", "deadline")
+    assert all(g == before for g in graded)  # nothing from after the deadline was ever graded
+
+
+def _as_nobody(script: str, *args: str):
+    """Run the shell ``script`` as the user nobody: a classmate's process (``$1``... are ``args``)."""
+    import pwd
+    import subprocess
+
+    nobody = pwd.getpwnam("nobody")
+    return subprocess.Popen(["/bin/sh", "-c", script, "classmate", *args], user=nobody.pw_uid,
+                            group=nobody.pw_gid, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True, cwd="/")
+
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as a classmate (the user nobody)")
+
+
+@pytest.fixture
+def shared_tmp():
+    """A folder every user can reach (pytest's own are 0700), as a hub's exchange is."""
+    import shutil
+    import tempfile
+
+    path = Path(tempfile.mkdtemp(prefix="exchange-test-"))
+    os.chmod(path, 0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@needs_root
+def test_a_classmate_who_touches_a_listable_folder_changes_nothing(shared_tmp):
+    """``inbound/`` listable (1777, as the hub's exchange root was made) and the folder 0777 as
+    nbgrader's submit leaves it: a classmate touches it every 0.2 s. It never settled and was
+    refused for the deadline (+19 s); now the service takes group and other write off it on sight,
+    the touches fail, and it arrives before the deadline."""
+    import pwd
+
+    me = pwd.getpwuid(os.getuid()).pw_name
+    clock = Clock(time.time())
+    deadline = dt.datetime.fromtimestamp(time.time() + 4, dt.UTC)
+    service, calls = _service(shared_tmp, pol.Policies(pol.Policy(deadline=deadline)), clock=clock,
+                              settle_seconds=2.0)
+    service.config = dataclasses.replace(service.config, check_owner=True)
+    inbound = service.config.inbound
+    folder, secret = _hand_in(inbound, me, fill_answers(copy.deepcopy(RELEASE)))
+    os.chmod(inbound.parent.parent, 0o755)
+    os.chmod(inbound.parent, 0o755)
+    os.chmod(inbound, 0o1777)
+    os.chmod(inbound / folder, 0o777)
+    toucher = _as_nobody(  # every 0.2 s for 8 s; prints how many touches landed and how many failed
+        'ok=0; bad=0; for i in $(seq 40); do if touch "$1" 2>/dev/null; then ok=$((ok+1)); '
+        'else bad=$((bad+1)); fi; sleep 0.2; done; echo $ok $bad', str(inbound / folder))
+    try:
+        time.sleep(0.5)  # a few touches land before the service first sees the folder
+        while time.time() < deadline.timestamp() + 4:
+            clock.t = time.time()
+            service.run_once()
+            time.sleep(0.2)
+    finally:
+        out, _ = toucher.communicate(timeout=30)
+    ok, refused = map(int, out.split())
+    assert ok >= 1 and refused >= 10, out  # it touched before the first sight, never after
+    row = service.queue.get(folder)
+    assert (row.state, row.reason) == ("graded", ""), row
+    assert row.arrived < deadline.timestamp()
+    assert (inbound / folder).stat().st_mode & 0o022 == 0
+    assert _page(shared_tmp / "exchange", secret) is not None
+
+
+@needs_root
+@pytest.mark.parametrize("when", ["before the service sees it", "after"])
+def test_a_classmate_who_swaps_the_notebook_of_a_listable_folder_changes_nothing(shared_tmp, when):
+    """The classmate renames a notebook of his own over the victim's (``check_owner`` looked at the
+    folder only). Before the service sees the folder: the file is not the folder owner's, the
+    folder is refused "owner" (never graded, never a page). After: the rename fails, and the
+    victim's own notebook is graded."""
+    import pwd
+
+    me = pwd.getpwuid(os.getuid()).pw_name
+    graded = []
+    service, _ = _service(shared_tmp, grade=lambda job: graded.append(job.submission) or _fake_result(job))
+    service.config = dataclasses.replace(service.config, check_owner=True)
+    inbound = service.config.inbound
+    mine = notebook_bytes(fill_answers(copy.deepcopy(RELEASE)))
+    folder, _ = _hand_in(inbound, me, RELEASE)
+    (inbound / folder / "pilot.ipynb").write_bytes(mine)
+    for path in (inbound.parent.parent, inbound.parent):
+        os.chmod(path, 0o755)
+    os.chmod(inbound, 0o1777)
+    os.chmod(inbound / folder, 0o777)
+    if when == "after":
+        service.scan()  # sighted, locked; not yet taken (it is still being copied in, say)
+        assert service.queue.rows() == [] or service.queue.get(folder)
+    swap = _as_nobody(
+        'if echo "{}" > "$1/.mine" 2>/dev/null && mv -f "$1/.mine" "$1/pilot.ipynb" 2>/dev/null; '
+        'then echo swapped; else echo refused; fi', str(inbound / folder))
+    out, _ = swap.communicate(timeout=30)
+    while service.run_once():
+        pass
+    row = service.queue.get(folder)
+    if when == "after":
+        assert out.startswith("refused"), out
+        assert graded == [mine] and row.state == "graded"
+    else:
+        assert out.startswith("swapped"), out
+        assert graded == [] and (row.state, row.reason) == ("refused", "owner")
 
 
 def test_the_command_grades_for_real_and_keeps_what_it_writes_private(tmp_path):

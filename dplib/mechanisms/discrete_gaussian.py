@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize, special
 
-from dplib._validation import as_generator, check_delta, check_epsilon
+from dplib._validation import NUMPY_BIT_GENERATORS, as_generator, check_delta, check_epsilon
 from dplib.mechanisms._exact import MAX_GAUSSIAN_SIGMA, discrete_gaussian_of_float
 from dplib.mechanisms._integer import (
     MAX_DRAWS,
@@ -152,6 +152,7 @@ def sample_discrete_gaussian(
         and type(size) is int
         and 0 <= size <= MAX_DRAWS
         and type(rng) is np.random.Generator
+        and type(rng.bit_generator) in NUMPY_BIT_GENERATORS  # the policy of as_generator
     ):
         return discrete_gaussian_of_float(sigma, size, rng)
     sigma = _check_scale(sigma, "sigma")

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from dplib._validation import as_generator, check_epsilon
+from dplib._validation import NUMPY_BIT_GENERATORS, as_generator, check_epsilon
 from dplib.mechanisms._exact import discrete_laplace_of_float
 from dplib.mechanisms._integer import (
     MAX_DRAWS,
@@ -116,6 +116,7 @@ def sample_discrete_laplace(
         and type(size) is int
         and 0 <= size <= MAX_DRAWS
         and type(rng) is np.random.Generator
+        and type(rng.bit_generator) in NUMPY_BIT_GENERATORS  # the policy of as_generator
     ):
         return discrete_laplace_of_float(scale, size, rng)
     scale = _check_scale(scale, "scale")

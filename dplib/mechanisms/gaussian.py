@@ -32,6 +32,7 @@ from scipy.optimize import brentq
 from scipy.special import erfcx, log_ndtr
 
 from dplib._validation import (
+    _as_real,
     as_generator,
     check_data,
     check_delta,
@@ -107,7 +108,7 @@ def _check_gaussian_delta(delta: Any) -> float:
     try:
         return check_delta(delta, allow_zero=False)
     except ValueError as exc:
-        if float(delta) == 0.0:
+        if _as_real(delta, "delta") == 0.0:
             raise ValueError(
                 f"{exc}: the Gaussian mechanism is never (epsilon, 0)-DP, whatever sigma; "
                 "use the Laplace mechanism for pure epsilon-DP"

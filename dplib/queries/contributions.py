@@ -47,6 +47,7 @@ from dplib._validation import (
     check_positive,
     check_probability,
     check_sensitivity,
+    refuse_masked,
 )
 from dplib.mechanisms.discrete import discrete_laplace_mechanism, sample_discrete_gaussian
 from dplib.queries import aggregates as _aggregates
@@ -71,10 +72,22 @@ def _check_labels(x: Any, name: str) -> np.ndarray:
     """A 1-d array of labels (integers, finite floats, booleans or strings); may be empty."""
     if x is None or isinstance(x, str | bytes):
         raise TypeError(f"{name} must be a 1-d array of labels (numbers or strings), got {x!r}")
+    refuse_masked(x, name)
     try:
         arr = np.asarray(x)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{name} must be a 1-d array of labels, got {type(x).__name__}") from exc
+    if arr.dtype.kind in "US" and not isinstance(x, np.ndarray):
+        # numpy turns [1, 'a'] into the strings '1' and 'a': the number 1 would then match
+        # nothing (issue 49). A sequence must hold only strings, or only numbers.
+        flat = np.asarray(x, dtype=object).ravel()
+        text = np.fromiter((isinstance(v, str | bytes | np.str_ | np.bytes_) for v in flat), bool, flat.size)
+        if not text.all():
+            raise TypeError(
+                f"{name} must hold only numbers or only strings, got a mix (e.g. "
+                f"{flat[~text][0]!r} among strings): numpy would turn the numbers into strings "
+                "that match no numeric key"
+            )
     if arr.dtype.kind not in "biufUS":
         raise TypeError(
             f"{name} must be a 1-d array of labels (integers, floats or strings), got values "
@@ -280,6 +293,11 @@ def _aligned(keys: np.ndarray, partitions: np.ndarray) -> np.ndarray:
     """Index of each row's key in ``partitions``, or -1 for keys not listed."""
     if keys.size == 0:
         return np.zeros(0, dtype=np.int64)
+    if (keys.dtype.kind in "US") != (partitions.dtype.kind in "US"):
+        raise TypeError(
+            "keys and partitions must both be numbers or both be strings, got keys of dtype "
+            f"{keys.dtype} and partitions of dtype {partitions.dtype}: no key could match"
+        )
     try:
         order = np.argsort(partitions, kind="stable")
         pos = np.searchsorted(partitions[order], keys)

@@ -42,6 +42,7 @@ from dplib._validation import (
     check_delta,
     check_epsilon,
     check_positive,
+    check_representable,
 )
 from dplib.mechanisms.discrete import discrete_laplace_mechanism
 
@@ -153,7 +154,10 @@ def ptr_threshold(epsilon: float, delta: float) -> float:
     """
     eps = check_epsilon(epsilon)
     dl = check_delta(delta, allow_zero=False)
-    return math.log(1.0 / dl) / (eps / 2.0)
+    # in log space: 1 / delta overflows for a subnormal delta (ln(1 / 5e-324) = 744.4), and
+    # epsilon / 2 underflows to 0 for epsilon = 5e-324 (issue 49)
+    threshold = -math.log(dl) * 2.0 / eps
+    return float(check_representable(threshold, "the threshold 2 ln(1 / delta) / epsilon", epsilon))
 
 
 def ptr_median(
@@ -238,7 +242,7 @@ def ptr_median(
             f"{step!r}, beyond the discrete Laplace sampler's 2**40: choose a smaller bound or a "
             "larger epsilon"
         )
-    threshold = math.log(1.0 / dl) / eps0
+    threshold = -math.log(dl) / eps0  # log space: 1 / delta overflows for a subnormal delta
     generator = as_generator(rng)
     # the data on the grid, in integer units above lower
     top = int(round((hi - lo) / step))

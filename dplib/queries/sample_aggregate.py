@@ -14,8 +14,9 @@ This module's version (simpler than the paper's center-of-attention aggregator):
 * each record goes to a block drawn uniformly and independently (so that under add/remove the
   other records keep their blocks: conditionally on their blocks, the two neighbours' block
   values differ in one entry);
-* each block value is ``f(block)`` clamped to ``[lower, upper]`` (a non-finite value, e.g. ``f``
-  of an empty block, becomes the midpoint);
+* each block value is ``f(block)`` clamped to ``[lower, upper]`` (NaN, e.g. ``f`` of an empty
+  block, a result that is not a real number, and an exception raised by ``f`` all become the
+  midpoint: whether ``f`` fails may depend on one record, so its failure must not escape);
 * the aggregate is :func:`dplib.private_median` (exponential mechanism over a public grid,
   replace-one) or :func:`dplib.private_mean` (discrete Laplace on a grid, replace-one, ``k``
   public).
@@ -33,7 +34,13 @@ from typing import Any
 
 import numpy as np
 
-from dplib._validation import as_generator, check_bounds, check_epsilon, check_integer
+from dplib._validation import (
+    as_generator,
+    check_bounds,
+    check_epsilon,
+    check_integer,
+    refuse_masked,
+)
 from dplib.queries.aggregates import private_mean
 from dplib.queries.selection import private_median
 
@@ -46,6 +53,7 @@ _MAX_BLOCKS = 10**6
 
 
 def _records(x: Any) -> np.ndarray:
+    refuse_masked(x, "x")
     try:
         arr = np.asarray(x)
     except (TypeError, ValueError) as exc:
@@ -90,8 +98,8 @@ def block_values(
     Returns
     -------
     numpy.ndarray
-        ``k`` floats in ``[lower, upper]``: ``clip(f(block_j))``, the midpoint for a non-finite
-        value.
+        ``k`` floats in ``[lower, upper]``: ``clip(f(block_j))``, the midpoint for NaN, a result
+        that is not a real number, or an exception raised by ``f`` (never raised here).
 
     Raises
     ------
@@ -110,13 +118,29 @@ def block_values(
     return _block_values(arr, statistic, k, lo, hi, generator)
 
 
+def _block_value(statistic, block: np.ndarray, lo: float, hi: float) -> float:
+    """``f(block)`` clamped to ``[lo, hi]``; the midpoint when ``f`` gives NaN, something that is
+    not a real number, or raises.
+
+    Whether ``f`` raises may depend on one record (issue 49: a statistic that fails on a block
+    holding a value above 9.5 answered 6.09 on one table and raised ``LinAlgError`` on its
+    neighbour), so an exception must not escape: like a NaN, it maps to a value fixed in advance,
+    and the block values of two neighbours still differ in one entry at most. Only ``Exception``
+    is caught (a ``KeyboardInterrupt`` still stops the call).
+    """
+    midpoint = lo / 2 + hi / 2
+    try:
+        value = float(statistic(block))
+    except Exception:  # noqa: BLE001 - any failure of the black box is one block's fallback
+        return midpoint
+    return min(max(value, lo), hi) if not math.isnan(value) else midpoint
+
+
 def _block_values(arr, statistic, k, lo, hi, generator) -> np.ndarray:
     which = generator.integers(0, k, size=arr.shape[0])
     out = np.empty(k)
-    midpoint = lo / 2 + hi / 2
     for j in range(k):
-        value = float(statistic(arr[which == j]))
-        out[j] = min(max(value, lo), hi) if not math.isnan(value) else midpoint
+        out[j] = _block_value(statistic, arr[which == j], lo, hi)
     return out
 
 
@@ -139,8 +163,11 @@ def sample_and_aggregate(
     x : array_like, 1-d or 2-d
         The records (values, or rows of a table), one per person; may be empty.
     statistic : callable
-        ``f(block) -> number``, any function of a block of records (it must accept an empty
-        block; a non-finite result counts as the midpoint of ``[lower, upper]``).
+        ``f(block) -> number``, any function of a block of records (an empty block included).
+        A NaN result, a result that is not a real number and an exception raised by ``f`` each
+        count as the midpoint of ``[lower, upper]`` for that block: the call never raises
+        because of what ``f`` does on the data, since whether it fails may depend on one
+        record. (``KeyboardInterrupt`` is not caught.)
     lower, upper : float
         The public range of ``f``'s values, ``lower < upper``; block values are clamped to it.
     epsilon : float

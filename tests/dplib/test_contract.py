@@ -13,7 +13,7 @@ crash of the process, an error that does not name the argument) breaks the contr
 How: :data:`BASELINES` holds one valid call per public name (read from its signature and
 docstring). Hypothesis picks one parameter of that call (any parameter of the signature, also
 the ones the baseline leaves at their default) and replaces it with a hostile value
-(:data:`HOSTILE`: 0, negatives, NaN, inf, 5e-324, 1e308, 2**70, ``"5"``, ``None``, complex
+(:data:`HOSTILE`: 0, negatives, NaN, inf, 5e-324, 1e308, 2**70, 10**400, ``"5"``, ``None``, complex
 numbers and arrays, bools, 2-d and empty arrays, ...). Each call runs in a forked child with
 ``RLIMIT_AS`` capped and is killed after :data:`TIME_LIMIT`, so a hang or an unbounded
 allocation is a reported breach, not a stuck or swapping test run. Hypothesis is derandomized
@@ -256,6 +256,8 @@ HOSTILE: list[Any] = [
     -1e308,
     2**70,
     -(2**70),
+    10**400,  # beyond a double: float() raises OverflowError (issue 49, 63 places)
+    -(10**400),
     10**9,
     "5",
     None,
@@ -538,3 +540,101 @@ def survey(names: list[str]) -> None:
 
 if __name__ == "__main__":
     survey(sys.argv[1:] or sorted(BASELINES))
+
+
+# ----------------------------------------------------------------------------- bit generators
+#
+# Issue 49: with a bit generator whose every word is one pattern, 61 of these 168 calls (42 names
+# with an rng, four patterns) never returned: numpy's own permutation and integers, the exact
+# samplers' table-tail and tie loops, CKS20's loops, _exact_choice's while True. The policy
+# (dplib._validation.as_generator's Notes): dplib accepts numpy's own bit generators only, and
+# refuses any other, and any subclass, with a TypeError naming the argument before any draw.
+# Each call runs in a forked child with a CPU limit of one second, so a hang fails the test
+# instead of blocking it (a loop inside numpy's C code ignores signals).
+
+PATTERN_TIME_LIMIT = 1.0
+
+
+class _CounterBits:
+    """A hand-made bit generator whose words count up: 0, 1, 2, ... (crafted_bits' structure)."""
+
+    def __init__(self) -> None:
+        import ctypes
+        import threading
+
+        import crafted_bits
+
+        state = {"n": 0}
+
+        def nxt(_state):
+            state["n"] += 1
+            return state["n"] & (2**64 - 1)
+
+        self._fns = (
+            crafted_bits._U64(nxt),
+            crafted_bits._U32(lambda _s: nxt(_s) & 0xFFFFFFFF),
+            crafted_bits._DBL(lambda _s: (nxt(_s) >> 11) * 2.0**-53),
+            crafted_bits._U64(nxt),
+        )
+        self._struct = crafted_bits._BitGen(None, *self._fns)
+        new_capsule = ctypes.pythonapi.PyCapsule_New
+        new_capsule.restype = ctypes.py_object
+        new_capsule.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+        self._name = ctypes.c_char_p(b"BitGenerator")
+        self.capsule = new_capsule(ctypes.addressof(self._struct), self._name, None)
+        self.lock = threading.Lock()
+
+
+def _pattern_generator(pattern: str) -> np.random.Generator:
+    from crafted_bits import constant_generator
+
+    words = {"ones": 2**64 - 1, "zeros": 0, "fives": 0x5555555555555555}
+    if pattern in words:
+        return constant_generator(words[pattern])[0]
+    if pattern == "counter":
+        return np.random.Generator(_CounterBits())
+    # a subclass of numpy's own PCG64 (it could shadow ``capsule``): refused by exact type
+    return np.random.Generator(type("SubclassedPCG64", (np.random.PCG64,), {})(1))
+
+
+PATTERNS = ["ones", "zeros", "fives", "counter", "subclass"]
+
+
+def _random_names() -> list[tuple[str, tuple[str, str]]]:
+    out = []
+    for name in sorted(BASELINES):
+        for slot in slots(name):
+            if slot[1] in ("rng", "random_state"):
+                out.append((name, slot))
+    return out
+
+
+def _pattern_verdict(name: str, slot: tuple[str, str], pattern: str) -> str | None:
+    generator = _pattern_generator(pattern)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _invoke(name, slot, generator)
+    except TypeError as exc:
+        if names(str(exc), slot[1]) and "numpy's own bit generators" in str(exc):
+            return None
+        return f"TypeError that does not state the policy: {str(exc)[:200]}"
+    except BaseException as exc:  # noqa: BLE001
+        return f"raises {type(exc).__name__}: {str(exc)[:200]}"
+    return "accepted a hand-made bit generator"
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_every_pattern_generator_is_refused_within_a_second(pattern):
+    targets = _random_names()
+    assert len(targets) >= 42  # the audit's 42 names (168 calls over its four patterns)
+    calls = [functools.partial(_pattern_verdict, name, slot, pattern) for name, slot in targets]
+    outcomes = hostile.run_isolated(calls, time_limit=PATTERN_TIME_LIMIT, memory_limit=MEMORY_LIMIT)
+    bad = [f"{name}: {outcome}" for (name, _), outcome in zip(targets, outcomes, strict=True) if outcome]
+    assert not bad, f"{len(bad)} of {len(targets)} calls: " + "; ".join(bad[:5])
+
+
+def test_numpy_bit_generators_are_accepted():
+    for bits in (np.random.PCG64, np.random.PCG64DXSM, np.random.MT19937, np.random.Philox, np.random.SFC64):
+        out = dplib.private_count([1.0, 2.0], 1.0, rng=np.random.Generator(bits(7)))
+        assert np.isfinite(out)

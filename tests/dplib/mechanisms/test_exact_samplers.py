@@ -8,7 +8,8 @@ false-failure probability of at most 1e-9 each, with fixed seeds.
 
 The crafted generator (tests/support/crafted_bits.py, every word all ones) is the input that made the
 old float samplers loop forever (issue 38); each sampler and each release built on them must
-return under it, and must draw no float uniform at all.
+return under it, and must draw no float uniform at all; a public release refuses it before any
+draw (the bit-generator policy of issue 49, ``dplib._validation.as_generator``).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ SUPPORT = Path(__file__).resolve().parents[2] / "support"  # crafted_bits, for t
 #: (label, call) run under the all-ones generator ``g`` in a child process with a time limit.
 ALL_ONES_CALLS = [
     *[
-        (f"sample_discrete_laplace({s})", f"dplib.sample_discrete_laplace({s}, size=5, rng=g)")
+        (f"discrete_laplace_of_float({s})", f"_exact.discrete_laplace_of_float({s}, 5, g)")
         for s in [
             "5e-324",
             "1e-300",
@@ -52,7 +53,7 @@ ALL_ONES_CALLS = [
         ]
     ],
     *[
-        (f"sample_discrete_gaussian({s})", f"dplib.sample_discrete_gaussian({s}, size=5, rng=g)")
+        (f"discrete_gaussian_of_float({s})", f"_exact.discrete_gaussian_of_float({s}, 5, g)")
         for s in [
             "5e-324",
             "1e-3",
@@ -84,11 +85,18 @@ _CHILD = textwrap.dedent(
     import json, sys
     sys.path.insert(0, {support!r})
     import dplib
+    from dplib.mechanisms import _exact
     from crafted_bits import constant_generator
     for label, call in {calls!r}:
         g, bits = constant_generator()
-        out = eval(call)
-        print(json.dumps({{"label": label, "out": repr(out), "calls": bits.calls}}), flush=True)
+        try:
+            out, refused = eval(call), None
+        except TypeError as exc:  # the bit-generator policy (dplib._validation.as_generator)
+            out, refused = None, str(exc)
+        print(
+            json.dumps({{"label": label, "out": repr(out), "refused": refused, "calls": bits.calls}}),
+            flush=True,
+        )
     """
 )
 
@@ -112,6 +120,11 @@ def test_every_sampler_returns_under_an_all_ones_generator():
     for r in results:
         # integer arithmetic only: not one float uniform was drawn
         assert r["calls"]["double"] == 0, r
+        if r["label"].endswith(")") and "_of_float(" in r["label"]:  # the exact samplers: they return
+            assert r["refused"] is None, r
+        else:  # a public release refuses the hand-made bit generator before any draw (issue 49)
+            assert r["refused"] is not None and "rng must be a numpy.random.Generator" in r["refused"], r
+            assert sum(r["calls"].values()) == 0, r
 
 
 # --------------------------------------------------------------------------- Algorithm 1

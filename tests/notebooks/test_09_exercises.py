@@ -11,14 +11,16 @@ plausible wrong answers are handed in and graded by the real trusted grader
   probability 0 on both sides;
 * the smooth sensitivity: the local sensitivity only, distances cut at 20 (fits small tables),
   the discount e^{-beta (k+1)}, distances up to n - 1 only (misses the whole range at small beta);
-* propose-test-release: delta forgotten (threshold 0), the whole epsilon on the test and on the
-  release (the split forgotten), release noise scaled to the local sensitivity instead of the
-  proposed bound, release noise of scale b / epsilon;
-* sample-and-aggregate: the median of the block values with the add/remove sensitivity, blocks
-  that overlap (a bootstrap resample per block), no split (the statistic of the whole table in
+* propose-test-release: the distance to instability one too large (caught at epsilon = 4 > 2 ln 2),
+  the average of the two middle values for even n, delta forgotten (threshold 0), the whole epsilon
+  on the test and on the release (the split forgotten), release noise scaled to the local
+  sensitivity instead of the proposed bound, release noise of scale b / epsilon;
+* sample-and-aggregate: contiguous blocks by position (caught by removing the first person), the
+  median of the block values with the add/remove sensitivity, blocks that overlap (a bootstrap resample per block), no split (the statistic of the whole table in
   every block), an empty block's np.std (NaN) passed on;
 * the packing bound: beta forgotten, the beta = 1/2 formula (k - 1) ln 2 / epsilon, log2 for ln,
-  a factor 2 too many.
+  a factor 2 too many, more than the ceiling of the sharpest bound the argument proves (the hidden
+  test accepts every value from the every-box-alike bound to that ceiling, issue 50).
 
 Two correct alternatives per exercise, written differently from the solution, must get full marks
 under five seeds (``{burn}`` draws of the generator are burnt first where randomness is used).
@@ -105,6 +107,8 @@ def _ptr(
     test_scale: str = "1.0 / eps0",
     release_scale: str = "bound / eps0",
     eps0: str = "epsilon / 2",
+    gamma_plus: str = "0",
+    median: str = "p[m]",
 ) -> str:
     return f"""
 def my_ptr_median(x, lower, upper, bound, epsilon, delta, rng):
@@ -122,10 +126,11 @@ def my_ptr_median(x, lower, upper, bound, epsilon, delta, rng):
     gamma = 0
     while gamma <= n and a_k(gamma) <= bound:
         gamma += 1
+    gamma += {gamma_plus}
     eps0 = {eps0}
     if gamma + rng.laplace(0.0, {test_scale}) <= {threshold}:
         return None
-    return float(p[m] + rng.laplace(0.0, {release_scale}))
+    return float({median} + rng.laplace(0.0, {release_scale}))
 """
 
 
@@ -182,12 +187,25 @@ WRONG = {
         ("distances up to n - 1 only", _smooth(last_k="n - 1")),
     ],
     "ptr_median": [
+        (
+            "the distance to instability one too large (shows once epsilon > 2 ln 2; issue 50)",
+            _ptr(gamma_plus="1"),
+        ),
+        (
+            "the average of the two middle values for even n (issue 50)",
+            _ptr(median="(0.5 * (v[(n - 1) // 2] + v[n // 2]) if n else lower)"),
+        ),
         ("delta forgotten: threshold 0", _ptr(threshold="0.0")),
         ("the whole epsilon on the test and on the release", _ptr(eps0="epsilon")),
         ("release noise scaled to the local sensitivity", _ptr(release_scale="a_k(0) / eps0")),
         ("release noise of scale bound / epsilon", _ptr(release_scale="bound / epsilon")),
     ],
     "sample_and_aggregate": [
+        (
+            "contiguous blocks by position (np.array_split): removing the first person shifts every "
+            "block (issue 50)",
+            _sa(blocks_of="np.array_split(x, blocks)"),
+        ),
         (
             "the block values' median with the add/remove sensitivity",
             _sa(blocks_of=_DISJOINT, relation="add_remove"),
@@ -206,6 +224,11 @@ WRONG = {
         (
             "a factor 2 too many",
             _bound("(k * math.log(2.0) + math.log(1.0 - beta)) / (2.0 * epsilon)"),
+        ),
+        (
+            "one more than the ceiling of the sharper bound (more than the argument proves)",
+            _bound("math.floor(math.log((2.0 ** k - 1) * (1 - beta) / beta) / epsilon) + 2"
+                   " if k < 1000 else k * math.log(2.0) / epsilon + 2"),
         ),
     ],
 }
@@ -352,7 +375,9 @@ def marginals_min_rows(k, epsilon, beta):
 """,
         """
 def marginals_min_rows(k, epsilon, beta):
-    return float(np.maximum(0.0, (k * np.log(2.0) + np.log1p(-beta)) / epsilon))
+    # issue 50: the sharper count (D_0's own box apart), rounded up since n is an integer
+    n = (k * math.log(2.0) + math.log1p(-2.0 ** -k) + math.log((1 - beta) / beta)) / epsilon
+    return float(max(0, math.ceil(n)))
 """,
     ],
 }

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from dplib._validation import (
+    NUMPY_BIT_GENERATORS,
     as_generator,
     check_bounds,
     check_data,
@@ -92,3 +93,41 @@ def test_check_data():
         check_data([1.0, math.nan])
     with pytest.raises(TypeError, match="data must be an array of numbers"):
         check_data(["a"])
+
+
+def test_an_integer_beyond_a_double_names_its_parameter_and_range():
+    # Issue 49: 10**400 raised "OverflowError: int too large to convert to float" in 63 places
+    # (tests/dplib/test_contract.py now tries it on every parameter of every public name)
+    with pytest.raises(ValueError, match=r"epsilon must be a finite number > 0, got an integer of 401 digits"):
+        check_epsilon(10**400)
+    with pytest.raises(ValueError, match=r"delta must be in \[0, 1\), got -an integer of 401 digits"):
+        check_delta(-(10**400))
+    with pytest.raises(ValueError, match=r"lower and upper must be finite"):
+        check_bounds(0, 10**400)
+    with pytest.raises(ValueError, match=r"steps must be an integer >= 1 and below 2\*\*1024"):
+        check_integer(10**400, "steps", minimum=1)
+    assert check_integer(2**1023, "k") == 2**1023
+
+
+def test_a_masked_array_with_masked_entries_is_refused():
+    # Issue 49: local_sensitivity(np.ma.array([1, 2, 99], mask=[0, 0, 1]), 0, 10) was 8.0, the
+    # masked 99 counted; np.asarray drops the mask silently, so check_data refuses it.
+    masked = np.ma.array([1.0, 2.0, 99.0], mask=[0, 0, 1])
+    with pytest.raises(TypeError, match=r"x is a masked array with 1 masked entries.*compressed\(\)"):
+        check_data(masked, "x")
+    np.testing.assert_array_equal(check_data(np.ma.array([1.0, 2.0], mask=[0, 0])), [1.0, 2.0])
+    np.testing.assert_array_equal(check_data(masked.compressed()), [1.0, 2.0])
+
+
+def test_only_numpy_bit_generators_are_accepted():
+    # the bit-generator policy of issue 49 (as_generator's Notes); the hang-or-refuse test over
+    # every public name with an rng is tests/dplib/test_contract.py's
+    for bits in NUMPY_BIT_GENERATORS:
+        gen = np.random.Generator(bits(1))
+        assert as_generator(gen) is gen
+    subclass = type("Sub", (np.random.PCG64,), {})
+    with pytest.raises(TypeError, match="rng must be a numpy.random.Generator over one of numpy's own"):
+        as_generator(np.random.Generator(subclass(1)))
+    generator_subclass = type("SubGenerator", (np.random.Generator,), {})
+    with pytest.raises(TypeError, match="random_state must be"):
+        as_generator(generator_subclass(np.random.PCG64(1)), "random_state")

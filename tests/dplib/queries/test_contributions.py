@@ -297,3 +297,34 @@ def test_contribution_sensitivity_refuses_bad_bounds():
         contribution_sensitivity(2, 2, -1.0)
     with pytest.raises(ValueError, match="max_partitions"):
         contribution_sensitivity(0, 1)
+
+
+@pytest.mark.parametrize(
+    "release",
+    [
+        lambda u, k, p, g: cb.private_count_by_key(u, k, p, 5.0, rng=g),
+        lambda u, k, p, g: cb.gaussian_count_by_key(u, k, p, 5.0, rng=g),
+        lambda u, k, p, g: cb.private_sum_by_key(u, k, np.ones(len(u)), p, 0.0, 1.0, 5.0, rng=g),
+    ],
+    ids=["private_count_by_key", "gaussian_count_by_key", "private_sum_by_key"],
+)
+def test_mixed_type_partitions_and_masked_keys_are_refused_before_any_draw(release):
+    # Issue 49: private_count_by_key(users, keys, [1, 'a'], 5.0) gave [0, 0] where [1] gave [5]:
+    # numpy made the partitions the strings '1' and 'a', which match no numeric key. Each case
+    # now either answers right or is refused before the generator moves.
+    users, keys = np.arange(5), np.ones(5, dtype=int)
+    gen = np.random.default_rng(0)
+    state = gen.bit_generator.state
+    for partitions, error, message in (
+        ([1, "a"], TypeError, "partitions must hold only numbers or only strings"),
+        (["1", "a"], TypeError, "keys and partitions must both be numbers or both be strings"),
+        (np.ma.array([1, 2], mask=[0, 1]), TypeError, "partitions is a masked array"),
+    ):
+        with pytest.raises(error, match=message):
+            release(users, keys, partitions, gen)
+    with pytest.raises(TypeError, match="keys is a masked array"):
+        release(users, np.ma.array(keys, mask=[0, 0, 0, 0, 1]), [1], gen)
+    assert gen.bit_generator.state == state
+    # the number 1 matches the numeric keys: all five rows are counted (noise of scale 1/5)
+    got = release(users, keys, [1], np.random.default_rng(1))
+    assert abs(float(np.asarray(got)[0]) - 5.0) < 5.0

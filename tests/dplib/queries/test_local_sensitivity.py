@@ -143,3 +143,14 @@ def test_noise_scaled_to_local_sensitivity_tells_neighbours_apart_with_certainty
     # the black-box audit finds it too, on the event 4.999 < output <= 5
     with pytest.raises(AssertionError):
         dplib.testing.assert_dp(release, x, y, eps, n_samples=2000, bins=[4.999, 5.0], rng=1)
+
+
+def test_a_masked_array_is_refused_not_read_through():
+    # Issue 49: local_sensitivity(np.ma.array([1, 2, 99], mask=[0, 0, 1]), 0, 10) was 8.0 (the
+    # masked 99 counted, clamped to 10); the right answer for [1, 2] is 1.0, and dplib refuses the
+    # masked array rather than guess whether the masked entry is a person.
+    with pytest.raises(TypeError, match="x is a masked array with 1 masked entries"):
+        dplib.local_sensitivity(np.ma.array([1, 2, 99], mask=[0, 0, 1]), 0, 10)
+    assert dplib.local_sensitivity(np.ma.array([1, 2, 99], mask=[0, 0, 1]).compressed(), 0, 10) == (
+        dplib.local_sensitivity([1.0, 2.0], 0, 10)
+    )

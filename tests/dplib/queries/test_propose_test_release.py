@@ -128,3 +128,19 @@ def test_empty_data_is_answered():
 def test_bad_input_is_refused_before_drawing(call):
     with pytest.raises(ValueError):
         call()
+
+
+def test_threshold_in_log_space_and_a_subnormal_epsilon_named():
+    # Issue 49: ptr_threshold(1.0, 5e-324) returned inf (1 / delta overflowed), so ptr_median
+    # always answered "no"; the threshold is 2 ln(1 / delta) / epsilon = 2 * 1074 ln 2 (5e-324 is
+    # 2**-1074) = 1488.880...; ptr_threshold(5e-324, 1e-6) raised ZeroDivisionError.
+    assert ptr_threshold(1.0, 5e-324) == pytest.approx(2 * 1074 * math.log(2), rel=1e-14)
+    assert ptr_threshold(1.0, 5e-324) == pytest.approx(1488.88, abs=0.01)
+    with pytest.raises(ValueError, match="epsilon is too small"):
+        ptr_threshold(5e-324, 1e-6)
+    # ptr_median at delta = 5e-324 can release: 6001 equal values are 3000 changes from
+    # instability, far above the threshold 1488.9 (a test noise of scale 2 falls short of the gap
+    # 1511 with probability e**-755), so the answer is a value on the grid, never None
+    for seed in range(5):
+        out = dplib.ptr_median([0.5] * 6001, 0, 1, 0.1, 1.0, 5e-324, rng=seed)
+        assert out is not None and out * 2**PTR_GRID_BITS == round(out * 2**PTR_GRID_BITS)

@@ -111,3 +111,36 @@ def test_validation_comes_before_any_draw():
     with pytest.raises(ValueError):
         dplib.sample_and_aggregate([1.0], np.mean, 0, 1, 1.0, blocks=2, grid=1, rng=gen)
     assert gen.bit_generator.state == state
+
+
+def _fails_above_nine_and_a_half(block):
+    """Issue 49's statistic: raises on a block holding a value over 9.5, else the mean."""
+    if np.any(np.asarray(block) > 9.5):
+        raise np.linalg.LinAlgError("singular on this block")
+    return float(np.mean(block)) if len(block) else float("nan")
+
+
+@pytest.mark.parametrize("aggregator", ["median", "mean"])
+def test_a_raising_statistic_gives_an_answer_on_both_neighbours(aggregator):
+    # Issue 49: the answer on one table was 6.09 and on its neighbour (one record over 9.5
+    # added) LinAlgError: whether the call raised told the two apart. Now the failing block
+    # counts as the midpoint (5.0), as NaN does, and both neighbours get an answer on the grid.
+    x = np.linspace(0.0, 9.0, 60)
+    for table in (x, np.r_[x, 9.9]):
+        out = dplib.sample_and_aggregate(
+            table, _fails_above_nine_and_a_half, 0.0, 10.0, 1.0, blocks=6, aggregator=aggregator,
+            grid=101, rng=3,
+        )
+        assert isinstance(out, float) and 0.0 <= out <= 10.0
+    # the block values: the block with 9.9 is the midpoint, the others the clamped means
+    gen = np.random.default_rng(5)
+    values = block_values(np.r_[x, 9.9], _fails_above_nine_and_a_half, 6, 0.0, 10.0, rng=gen)
+    which = np.random.default_rng(5).integers(0, 6, size=61)
+    assert values[which[-1]] == 5.0
+    for j in set(range(6)) - {int(which[-1])}:
+        assert values[j] == pytest.approx(np.mean(np.r_[x, 9.9][which == j]))
+
+
+def test_a_statistic_that_returns_no_number_counts_as_the_midpoint():
+    for bad in (lambda b: "text", lambda b: 1 + 2j, lambda b: [1.0, 2.0], lambda b: 1 / 0):
+        assert np.all(block_values([1.0, 2.0, 3.0], bad, 2, 0.0, 4.0, rng=0) == 2.0)

@@ -326,7 +326,7 @@ class _Grader:
             wall=options.notebook_wall,
         )
         self.starved = False  # a limit reached on the wall clock while waiting for a CPU (budget module)
-        self.wall_cut: dict[str, float] = {}  # the figures of the last budget cut by the wall clock
+        self.wall_cut: dict[str, float] = {}  # figures of a budget cut by the wall clock (the starved one's)
         self.kernel = KernelSession(spec)
         self.runner: TrustedRunner | None = None
         self.home = spec.home
@@ -550,8 +550,8 @@ class _Grader:
 
     def _note(self, budget: Budget) -> None:
         """Keep what a budget cut by the wall clock says: starved (budget module), and its figures."""
-        if budget.ended == "wall" and budget.meter is not None:
-            self.wall_cut = budget.figures()
+        if budget.ended == "wall" and budget.meter is not None and (budget.starved or not self.starved):
+            self.wall_cut = budget.figures()  # the starved budget's figures, when one was
             self.starved |= budget.starved
 
     def _notebook_limit(self) -> str:

@@ -244,3 +244,65 @@ def test_an_endless_loop_still_times_out_and_a_sleeping_cell_is_cut_by_the_backs
                     wall_factor=1.0)
     assert any("timed out" in p for p in asleep["problems"]) and asleep["starved"] is False
     assert time.monotonic() - started < 120  # cut at the backstop, 1 x 2 s + 10 s, not 600 s
+
+
+# --------------------------------------------------- starved: waiting for a CPU, not a share of a core
+
+#: about 20 ms of work then 80 ms of sleep, for ever: a fifth of a core, and (on a quiet core) no wait
+BURSTS = ("import time\nwhile True:\n    _t = time.process_time()\n    while time.process_time() - _t < 0.02:\n"
+          "        pass\n    time.sleep(0.08)\n")
+
+
+class _Hogs:
+    """``n`` busy loops pinned, with this process, to one CPU: the grader's children (the kernel, the
+    trusted runner) inherit the pin, and the kernel's control group gets a share 1/(n+1) of it."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __enter__(self):
+        self.before = os.sched_getaffinity(0)
+        self.cpu = min(self.before)
+        spin = "import os\nos.sched_setaffinity(0, {%d})\nwhile True: pass\n" % self.cpu
+        # each in a session of its own: Linux's autogroup shares a CPU between sessions first
+        self.procs = [subprocess.Popen([sys.executable, "-c", spin], start_new_session=True) for _ in range(self.n)]
+        os.sched_setaffinity(0, {self.cpu})
+        return self
+
+    def __exit__(self, *exc):
+        os.sched_setaffinity(0, self.before)
+        for p in self.procs:
+            p.kill()
+            p.wait()
+
+
+@needs_cpu_groups
+def test_a_notebook_that_computes_in_bursts_between_sleeps_is_cut_by_the_wall_and_not_starved():
+    """The review's attack: bursts of 20 ms between 80 ms of sleep used a fifth of a core, over the
+    old threshold (a tenth), so every wall cut was "starved" and graded again alone. Its threads
+    wait for next to nothing: the wall cut counts (the notebook's first cell times out), once."""
+    started = time.monotonic()
+    result = _grade(_with_first_cell(BURSTS), cell_timeout=60.0, notebook_timeout=120.0, notebook_wall=8.0)
+    cut = result["wall_cut"]
+    assert result["starved"] is False, cut
+    assert any("timed out" in p for p in result["problems"])
+    assert cut["wall"] >= 7.9 and cut["cpu"] >= 0.05 * cut["wall"]  # it did compute, and was cut
+    assert cut["waited"] < 0.5 * cut["wall"], cut
+    assert time.monotonic() - started < 60  # the hand-in wall held it, not the notebook's limits
+
+
+@needs_cpu_groups
+def test_a_correct_notebook_given_a_quarter_of_a_core_by_real_hogs_is_starved_and_graded_again_in_full():
+    """Three busy loops share the kernel's CPU: its first cell's 2.5 s of CPU needs about 10 s of
+    wall time, past the 6 s hand-in wall, so the wall clock runs out inside the cell. The cell
+    budget knows it (it used to return "timeout" before asking the budget: not starved, and the
+    honest student was not graded again); its threads waited most of the wall: starved. Graded
+    again on a quiet machine, the same notebook keeps full marks."""
+    nb = _with_first_cell(BURN.format(seconds=2.5))
+    with _Hogs(3):
+        first = _grade(nb, cell_timeout=60.0, notebook_timeout=120.0, notebook_wall=6.0)
+    cut = first["wall_cut"]
+    assert first["starved"] is True, (cut, first["problems"])
+    assert cut["waited"] >= 0.5 * cut["wall"] and cut["waited"] >= cut["cpu"], cut
+    again = _grade(nb, cell_timeout=60.0, notebook_timeout=120.0, notebook_wall=60.0)
+    assert again["score"] == again["max_score"] == 7 and again["starved"] is False, again["problems"]

@@ -18,7 +18,9 @@ median (their Proposition 3.4), with the padded sorted data of
 Adding noise ``S(x) / alpha * Z`` is (epsilon, delta)-DP when ``Z`` is (alpha, beta)-*admissible*
 (their Definition 2.5 and Lemma 2.6). The Laplace distribution is admissible with
 ``alpha = epsilon / 2`` and ``beta = epsilon / (2 ln(2 / delta))`` (their Lemma 2.9): that is
-:func:`smooth_median`'s release. (For pure epsilon-DP the paper uses heavier-tailed noise with
+:func:`smooth_median`'s release, made on a lattice fixed in advance (the data rounded to a public
+grid, the scale rounded up to a public set that keeps it beta-smooth, the noise rounded to the
+grid and drawn exactly: its Notes), so that the floating-point attack finds nothing. (For pure epsilon-DP the paper uses heavier-tailed noise with
 density proportional to ``1 / (1 + |z|^gamma)``; not implemented here.)
 
 Neighbours are replace-one (``n`` public), as in the paper.
@@ -27,6 +29,7 @@ Neighbours are replace-one (``n`` public), as in the paper.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -39,6 +42,7 @@ from dplib._validation import (
     check_epsilon,
     check_positive,
 )
+from dplib.mechanisms._exact import _bernoulli_exp_scalar, sample_discrete_laplace_exact
 
 __all__ = [
     "smooth_sensitivity_median",
@@ -165,6 +169,90 @@ def smooth_laplace_parameters(epsilon: float, delta: float) -> tuple[float, floa
     return eps / 2.0, eps / (2.0 * math.log(2.0 / dl))
 
 
+#: The public grid of :func:`smooth_median`: ``lower + g Z``, ``g = 2**(floor(log2(upper - lower))
+#: - SMOOTH_GRID_BITS)`` (as :func:`dplib.queries.propose_test_release.ptr_median`'s).
+SMOOTH_GRID_BITS = 20
+_MIN_SPAN = 2.0**-1000
+#: Largest noise scale, in grid units (the exact discrete Laplace sampler's range).
+_MAX_UNITS_SCALE = 2.0**40
+#: Smallest public scale, in grid units: a floor that keeps the scale beta-smooth (a maximum of
+#: a beta-smooth function and a constant is beta-smooth) and above any floating-point underflow.
+_SCALE_FLOOR = 2.0**-30
+
+
+def _mantissa_bits(beta: float) -> int:
+    """``p`` with ``2**-p <= beta / 16``: the scale is rounded up to ``p``-bit mantissas."""
+    return max(4, math.ceil(math.log2(16.0 / beta)))
+
+
+def _round_up(value: float, bits: int) -> Fraction:
+    """The smallest ``M 2**e >= value`` with an integer ``M < 2**(bits + 1)``: within ``2**-bits``."""
+    e = math.frexp(value)[1] - 1 - bits  # value = f 2**(e + bits), 1 <= f < 2
+    return Fraction(math.ceil(Fraction(value) / Fraction(2) ** e)) * Fraction(2) ** e
+
+
+def _lattice_plan(x: Any, lower: Any, upper: Any, epsilon: Any, delta: Any):
+    """Validated inputs of :func:`smooth_median`: ``(lo, g, median in grid units, b)``.
+
+    ``b`` is the noise scale in grid units, the exact rational ``S'(x) / alpha`` (see the Notes
+    of :func:`smooth_median`). Raises before any randomness is drawn.
+    """
+    lo, hi = check_bounds(lower, upper)
+    data = check_data(x, "x", allow_empty=True, ndim=1, records=True)
+    alpha, beta = smooth_laplace_parameters(epsilon, delta)
+    span = hi - lo
+    if not (math.isfinite(span) and span >= _MIN_SPAN):
+        raise ValueError(
+            f"upper - lower must be finite and at least 2**-1000 (the grid would underflow), got "
+            f"lower={lower!r}, upper={upper!r}"
+        )
+    if beta < 2.0**-36:
+        raise ValueError(
+            "epsilon / (2 ln(2 / delta)) must be at least 2**-36 (the smoothness beta that the "
+            f"public scales keep), got epsilon={epsilon!r}, delta={delta!r}"
+        )
+    step = math.ldexp(1.0, math.floor(math.log2(span)) - SMOOTH_GRID_BITS)
+    top = int(round(span / step))  # fewer than 2**22 grid units: every gap below is exact
+    units = np.rint((np.clip(data, lo, hi) - lo) / step)
+    n = int(units.size)
+    padded = np.concatenate(([0.0], np.sort(units), [float(top)]))
+    m = (n + 1) // 2
+    bits = _mantissa_bits(beta)
+    beta0 = beta - math.ldexp(1.0, 1 - bits)  # >= 7/8 beta
+    smooth = _smooth_median(padded, n, m, beta0)
+    scale = _round_up(max(smooth, _SCALE_FLOOR), bits) / Fraction(alpha)
+    if scale > _MAX_UNITS_SCALE:
+        raise ValueError(
+            f"the noise scale is {float(scale):.3g} grid steps of {step!r}, beyond the exact "
+            f"sampler's 2**40: epsilon={epsilon!r} is too small for the range"
+        )
+    return lo, step, int(padded[m]), scale
+
+
+def _rounded_laplace(scale: Fraction, rng: np.random.Generator) -> int:
+    """``round(scale Z)`` for ``Z ~ Laplace(1)``, exactly (integer arithmetic on every step).
+
+    ``P(0) = 1 - exp(-1/(2b))`` and ``P(+-k) = exp(-k/b) sinh(1/(2b))`` for ``k >= 1``
+    (``b = scale``): a Bernoulli(``exp(-1/(2b))``) trial for ``K != 0``, a fair sign, and
+    ``|K| - 1`` geometric with ratio ``exp(-1/b)``, the law of a discrete Laplace of scale ``b``
+    given that it is not 0, minus one. CKS20's Algorithm 1 for the Bernoulli trials; the exact
+    discrete Laplace sampler of :mod:`dplib.mechanisms._exact` for ``b > 1`` (a draw is not 0
+    with probability ``1 - tanh(1/(2b)) > 1/2``), Bernoulli(``exp(-1/b)``) trials for ``b <= 1``
+    (fewer than 0.6 on average).
+    """
+    if not _bernoulli_exp_scalar(1 / (2 * scale), rng):
+        return 0
+    if scale > 1:
+        while True:  # ends with probability > 1/2 a round
+            draw = int(sample_discrete_laplace_exact(scale, 1, rng)[0])
+            if draw != 0:
+                return draw
+    magnitude = 1
+    while _bernoulli_exp_scalar(1 / scale, rng):  # continues with probability <= e^-1
+        magnitude += 1
+    return magnitude if int(rng.integers(0, 2)) else -magnitude
+
+
 def smooth_median(
     x: Any,
     lower: float,
@@ -174,7 +262,7 @@ def smooth_median(
     *,
     rng: Any = None,
 ) -> float:
-    """An (epsilon, delta)-DP median: Laplace noise scaled to the smooth sensitivity.
+    """An (epsilon, delta)-DP median: Laplace noise scaled to the smooth sensitivity, on a grid.
 
     Parameters
     ----------
@@ -191,27 +279,53 @@ def smooth_median(
     Returns
     -------
     float
-        ``median(x) + S*_beta(x) / alpha * Z`` with ``Z ~ Laplace(1)``, ``(alpha, beta)`` from
-        :func:`smooth_laplace_parameters` and ``S*_beta`` from :func:`smooth_sensitivity_median`.
-        The empty table's median is ``lower`` (the padded ``x_0``).
+        ``lower + g (median + round(S'(x) / alpha * Z))`` in grid units, ``Z ~ Laplace(1)``:
+        the median of the data rounded to the public grid ``lower + g Z``, plus Laplace noise
+        scaled to a beta-smooth bound ``S'`` on its local sensitivity (``S*_beta0`` of
+        :func:`smooth_sensitivity_median` on the grid, rounded up to a public set) and rounded
+        to the grid; ``(alpha, beta)`` from :func:`smooth_laplace_parameters` (Notes). The empty
+        table's median is ``lower`` (the padded ``x_0``).
 
     Raises
     ------
     TypeError, ValueError
         For bad data, ``lower >= upper``, ``epsilon`` not finite and ``> 0``, ``delta`` not in
-        ``(0, 1)``, or a largest noise scale ``(upper - lower) / (epsilon / 2)`` that overflows a
-        double; before any randomness is drawn.
+        ``(0, 1)``, ``upper - lower`` below ``2**-1000`` or overflowing, ``epsilon / (2 ln(2 /
+        delta)) < 2**-36`` or a noise scale beyond ``2**40`` grid steps; before any randomness is
+        drawn.
 
     Notes
     -----
-    (epsilon, delta)-DP under replace-one neighbours (``n`` public): Nissim, Raskhodnikova &
-    Smith (2007), Lemma 2.6 with the Laplace parameters of Lemma 2.9. **A float release**: the
-    noise is a double-precision Laplace draw multiplied by a data-dependent scale, so the
-    guarantee is the one of the real-valued mechanism; the floating-point attack of Mironov
-    (2012) is not ruled out here, because a lattice fixed in advance cannot follow a
-    data-dependent scale. Use :func:`dplib.queries.propose_test_release.ptr_median` (integer
-    noise on a fixed grid) or :func:`dplib.private_median` (exponential mechanism) where that
-    matters.
+    (epsilon, delta)-DP under replace-one neighbours (``n`` public), **on a lattice fixed in
+    advance** (issue 49: the float release ``median + S/alpha * numpy Laplace`` fell to the
+    floating-point attack of Mironov 2012, 71.5 % of its outputs on one table impossible on its
+    neighbour). The release, with ``g`` the public grid step of ``[lower, upper]``
+    (:data:`SMOOTH_GRID_BITS`) and everything below in grid units:
+
+    1. each value is clamped and rounded to ``lower + g Z`` (a map of each record alone, so
+       neighbours stay neighbours); ``f(x)`` is the median of the rounded values, a grid point;
+    2. ``S(x) = S*_beta0(x)``, the beta0-smooth sensitivity of that median (Nissim,
+       Raskhodnikova & Smith 2007, Definition 2.2, Lemma 2.7, Proposition 3.4), with
+       ``beta0 = beta - 2**(1 - p)`` and ``2**-p <= beta / 16``;
+    3. the scale is rounded **up** to a public set: ``S'(x) = up_p(max(S(x), 2**-30))``, the
+       smallest ``M 2**e >= `` its argument with a ``p + 1``-bit integer ``M``. Then
+       ``S' >= S >= LS`` and ``S'(x) <= (1 + 2**-p) e**beta0 S'(y) <= e**beta S'(y)`` for
+       neighbours (a maximum with a constant keeps smoothness; the ``2**-p`` left over covers the
+       floating-point error of ``S``, below ``1e-15`` relative): ``S'`` is a beta-smooth upper
+       bound on the local sensitivity (their Definition 2.1);
+    4. ``f(x) + S'(x)/alpha * Z``, ``Z ~ Laplace(1)``, is (epsilon, delta)-DP with ``alpha =
+       epsilon / 2``, ``beta = epsilon / (2 ln(2 / delta))`` (their Lemmas 2.6 and 2.9);
+    5. the output is that value rounded to the grid, post-processing: ``f(x) + round(b Z)``
+       with ``b = S'(x) / alpha`` (``f(x)`` is on the grid), and ``round(b Z)`` is drawn exactly
+       in integer arithmetic (:func:`_rounded_laplace`). The double returned is
+       ``lower + g (f(x) + K)`` for the integer ``K``: a function of the integer alone, so no
+       output of one table is out of reach of its neighbour (``K`` takes every integer).
+
+    Refused before any draw: ``upper - lower`` below ``2**-1000`` or overflowing, ``beta <
+    2**-36``, a scale beyond ``2**40`` grid units.
+
+    Reference: Nissim, Raskhodnikova & Smith (2007), "Smooth sensitivity and sampling in private
+    data analysis", STOC, Definitions 2.1-2.2, Lemmas 2.6, 2.7 and 2.9, Proposition 3.4.
 
     Examples
     --------
@@ -219,14 +333,6 @@ def smooth_median(
     >>> bool(abs(smooth_median(x, 0.0, 100.0, 1.0, 1e-6, rng=1) - np.median(x)) < 5)
     True
     """
-    padded, n, m = _padded(x, lower, upper)
-    alpha, beta = smooth_laplace_parameters(epsilon, delta)
-    span = padded[-1] - padded[0]
-    if not (alpha > 0 and math.isfinite(span / alpha)):
-        raise ValueError(
-            "the largest noise scale (upper - lower) / (epsilon / 2) must be a finite double, got "
-            f"lower={lower!r}, upper={upper!r}, epsilon={epsilon!r}"
-        )
+    lo, step, median, scale = _lattice_plan(x, lower, upper, epsilon, delta)
     generator = as_generator(rng)
-    scale = _smooth_median(padded, n, m, beta) / alpha
-    return float(padded[m] + scale * generator.laplace(0.0, 1.0))
+    return float(lo + step * (median + _rounded_laplace(scale, generator)))

@@ -28,7 +28,10 @@ import math
 
 import numpy as np
 import pytest
-from float_attack import impossible_if_true_answer_is_one  # tests/support
+from float_attack import (  # tests/support
+    impossible_if_true_answer_is_one,
+    impossible_on_a_lattice_neighbour,
+)
 from releases import discovered_releases  # tests/support
 
 import dplib
@@ -51,9 +54,6 @@ TEXTBOOK_FOR_TEACHING = {
     "floating-point caveat; secure_mode=True (Opacus's) narrows it without a proof",
     "DPSGDClassifier": "trains with noisy_gradient (float Gaussian noise, as Opacus does); the "
     "caveat is in its docstring and notebook 06, secure_mode=True as Opacus's",
-    "smooth_median": "Nissim, Raskhodnikova & Smith's (2007) smooth-sensitivity median, taught in "
-    "notebook 09: Laplace noise times a data-dependent scale, which no lattice fixed in advance can "
-    "follow; its docstring says it is a float release and points to ptr_median and private_median",
 }
 
 
@@ -104,6 +104,12 @@ _SUM_STEP = math.ldexp(1.0, queries._grid_exponent(1.0, EPS))
 _MEAN_STEP = math.ldexp(1.0, queries._grid_exponent(0.5, EPS))
 #: gaussian_mechanism's default grid for one value (sensitivity 1, (1, 1e-5)): public parameters.
 _GAUSS_STEP = _gaussian_plan(1.0, EPS, 1e-5, 1)[0]
+
+#: issue 49's float attack on smooth_median: replace-one neighbours, 9 replaced by 0.5 (median 3.5
+#: against 3), lower 0 and upper 10: the grid step 2**(floor(log2 10) - 20) = 2**-17
+_SMOOTH_D = [1.0, 2.0, 3.0, 3.5, 4.0, 6.0, 9.0]
+_SMOOTH_NEIGHBOUR = [1.0, 2.0, 3.0, 3.5, 4.0, 6.0, 0.5]
+_SMOOTH_STEP = 2.0**-17
 
 #: name -> (output on D, output on its neighbour D', is each entry on the fixed set?). Add/remove
 #: neighbours unless the release's default relation is replace-one (private_mean).
@@ -178,6 +184,12 @@ LATTICES = {
             _bottom(dplib.ptr_median([0.5] * 60 + [0.6], 0, 1, 0.1, EPS, 1e-5, rng=g))
         ),
         _grid(2.0**-20),
+    ),
+    # issue 49: the smooth-sensitivity median on the grid 2**-17 of [0, 10], the audit's tables
+    "smooth_median": (
+        lambda g: _flat(dplib.smooth_median(_SMOOTH_D, 0, 10, EPS, 1e-6, rng=g)),
+        lambda g: _flat(dplib.smooth_median(_SMOOTH_NEIGHBOUR, 0, 10, EPS, 1e-6, rng=g)),
+        _grid(_SMOOTH_STEP),
     ),
     "sample_and_aggregate": (
         lambda g: _flat(
@@ -366,6 +378,33 @@ def test_the_safe_defaults_leave_no_output_impossible(name, rng_seed):
         assert not impossible_if_true_answer_is_one(outputs).any()
         assert _integers(outputs).all()  # one block of one cell: k / 1
         assert np.unique(outputs).size > 3  # the noise is there
+
+
+# --------------------------------------------------------------------------- smooth_median
+
+
+def _textbook_smooth_median(data, rng):
+    """The float release smooth_median was before issue 49: median + S*_beta / alpha * Laplace."""
+    alpha, beta = dplib.smooth_laplace_parameters(EPS, 1e-6)
+    scale = dplib.smooth_sensitivity_median(data, beta, 0, 10) / alpha
+    return float(np.sort(data)[3] + scale * rng.laplace())
+
+
+def test_the_float_attack_finds_no_impossible_output_of_smooth_median(rng_seed):
+    # Issue 49: on 1,2,3,3.5,4,6,9 against the same with 9 replaced by 0.5 (eps 1, delta 1e-6),
+    # 71.5 % of the float release's outputs on the first were impossible under the second. Now
+    # every output of both lies on the grid 2**-17 Z, each point of which the other reaches
+    # (the rounded Laplace noise takes every integer): the attack finds 0 %.
+    gen = np.random.default_rng(rng_seed)
+    for data in (_SMOOTH_D, _SMOOTH_NEIGHBOUR):
+        outputs = np.array([dplib.smooth_median(data, 0, 10, EPS, 1e-6, rng=gen) for _ in range(2000)])
+        assert impossible_on_a_lattice_neighbour(outputs, _SMOOTH_STEP).mean() == 0.0
+        assert np.unique(outputs).size > 1000  # the noise is there (scale about 16)
+    # the check has teeth: the float release leaves its outputs off the grid (a Laplace draw of
+    # scale 16 lands on a multiple of 2**-17 only when its 53-bit significand ends in zeros: an
+    # output is flagged with probability above 0.99; Hoeffding over 2000: P(share < 0.9) < 1e-17)
+    float_outputs = np.array([_textbook_smooth_median(_SMOOTH_D, gen) for _ in range(2000)])
+    assert impossible_on_a_lattice_neighbour(float_outputs, _SMOOTH_STEP).mean() >= 0.9
 
 
 # --------------------------------------------------------------------------- mwem

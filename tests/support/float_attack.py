@@ -32,3 +32,21 @@ def assert_no_output_rules_out_the_neighbour(outputs_on_zero: np.ndarray) -> Non
             f"on its neighbour with answer 1 (e.g. {outputs_on_zero[impossible][0]!r}): the "
             "floating-point attack of Mironov (2012) tells the two apart with certainty"
         )
+
+
+def impossible_on_a_lattice_neighbour(outputs: np.ndarray, step: float) -> np.ndarray:
+    """Which outputs a neighbour whose every output is ``k * step`` (``k`` any integer, each with
+    positive probability) can never produce: those off the grid ``step * Z``.
+
+    For a release that puts both neighbours on the public grid (issue 49's ``smooth_median``),
+    this is the whole of the floating-point attack: an output on the grid is reachable from the
+    neighbour, one off it is proof that the table is not the neighbour. ``step`` must be a power
+    of two (the check ``y / step`` is then exact). A float release (the median plus a float
+    Laplace draw times a data-dependent scale) leaves nearly every output off any such grid.
+    """
+    y = np.asarray(outputs, dtype=float)
+    mantissa, _ = np.frexp(step)
+    if mantissa != 0.5:
+        raise ValueError(f"step must be a power of two, got {step!r}")
+    scaled = y / step  # exact: a power of two
+    return scaled != np.floor(scaled)

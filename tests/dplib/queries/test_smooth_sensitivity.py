@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import itertools
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
 
 import dplib
+from dplib.queries.smooth_sensitivity import _lattice_plan, _mantissa_bits, _rounded_laplace
 from dplib.testing import assert_dp
 
 LO, HI = 0, 5
@@ -123,10 +125,54 @@ def test_release_is_median_plus_laplace_of_the_smooth_scale():
     x = np.array([1.0, 2.0, 3.0, 10.0, 50.0])
     eps, delta = 1.0, 1e-6
     alpha, beta = dplib.smooth_laplace_parameters(eps, delta)
-    scale = dplib.smooth_sensitivity_median(x, beta, 0, 100) / alpha
+    lo, step, median, scale = _lattice_plan(x, 0, 100, eps, delta)
+    assert lo + step * median == 3.0  # 3 is on the grid 2**-14
+    # the public scale: S*_beta0 (beta0 = beta - 2**(1 - p) < beta: at least S*_beta) rounded up
+    # to p + 1 significant bits (x is on the grid, so S*_beta0 in grid units is the same)
+    bits = _mantissa_bits(beta)
+    beta0 = beta - 2.0 ** (1 - bits)
+    assert 2.0**-bits <= beta / 16 and beta0 >= 7 / 8 * beta
+    smooth0 = dplib.smooth_sensitivity_median(x, beta0, 0, 100) / alpha
+    assert dplib.smooth_sensitivity_median(x, beta, 0, 100) / alpha <= smooth0
+    assert smooth0 <= float(scale) * step <= smooth0 * (1 + 2.0**-bits)
     gen = np.random.default_rng(11)
     got = np.array([dplib.smooth_median(x, 0, 100, eps, delta, rng=gen) for _ in range(4000)])
-    dplib.testing.assert_laplace_scale(got - 3.0, scale)
+    dplib.testing.assert_laplace_scale(got - 3.0, float(scale) * step)
+
+
+@pytest.mark.parametrize("b", [Fraction(7, 10), Fraction(7, 2)])
+def test_rounded_laplace_noise_has_its_exact_law(b):
+    # round(b Z), Z ~ Laplace(1): P(0) = 1 - exp(-1/(2b)), P(+-k) = exp(-k/b) sinh(1/(2b)),
+    # both branches (b <= 1: Bernoulli trials; b > 1: the exact discrete Laplace sampler).
+    # Exact binomial test per category, Bonferroni, failure probability 1e-9.
+    gen = np.random.default_rng(49)
+    draws = np.array([_rounded_laplace(b, gen) for _ in range(30_000)])
+    bf = float(b)
+    pmf = {str(k): math.exp(-abs(k) / bf) * math.sinh(0.5 / bf) for k in range(-8, 9) if k}
+    pmf["0"] = -math.expm1(-0.5 / bf)
+    pmf["tail"] = 1.0 - sum(pmf.values())
+    observed = [str(k) if abs(k) <= 8 else "tail" for k in draws.tolist()]
+    dplib.testing.assert_frequencies(observed, pmf)
+
+
+def test_the_public_scale_is_a_beta_smooth_upper_bound_on_every_pair_of_neighbours():
+    # Nissim, Raskhodnikova & Smith (2007), Definition 2.1, checked exactly on every replace-one
+    # neighbour of small tables on the grid: S'(x) >= LS(x) and S'(x) <= e**beta S'(y).
+    eps, delta = 1.0, 0.2  # beta = 0.216: a smoothness that bites on tables of 5
+    alpha, beta = dplib.smooth_laplace_parameters(eps, delta)
+    values = [0.0, 1.0, 2.5, 7.0, 16.0]
+    bound = Fraction(math.exp(beta)) * (1 - Fraction(1, 2**50))
+    checked = 0
+    for x in itertools.combinations_with_replacement(values, 5):
+        _, step, _, sx = _lattice_plan(x, 0, 16, eps, delta)
+        ls_units = Fraction(dplib.local_sensitivity(x, 0, 16)) / Fraction(step)
+        assert sx * Fraction(alpha) >= ls_units
+        for i, v in itertools.product(range(5), values):
+            y = x[:i] + (v,) + x[i + 1 :]
+            sy = _lattice_plan(y, 0, 16, eps, delta)[3]
+            assert sx <= bound * sy, (x, y, float(sx / sy), math.exp(beta))
+            checked += 1
+    assert checked == 126 * 25
 
 
 def test_release_passes_a_black_box_audit_and_the_local_scale_fails_it():

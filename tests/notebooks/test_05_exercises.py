@@ -64,9 +64,13 @@ _SAFE = """    f = math.exp(min(epsilon, 700.0))
     return float(max(one, two))"""
 
 
-def _sens(survey_ar: str = "(float(m), math.sqrt(m))", survey_rep: str = "(2.0 * m, math.sqrt(2.0 * m))",
-          sum_ar: str = "(float(d * c), math.sqrt(d) * c)", sum_rep: str = "(2.0 * d * c, 2.0 * math.sqrt(d) * c)",
-          check_c: bool = True) -> str:
+def _sens(
+    survey_ar: str = "(float(m), math.sqrt(m))",
+    survey_rep: str = "(2.0 * m, math.sqrt(2.0 * m))",
+    sum_ar: str = "(float(d * c), math.sqrt(d) * c)",
+    sum_rep: str = "(2.0 * d * c, 2.0 * math.sqrt(d) * c)",
+    check_c: bool = True,
+) -> str:
     c_check = (
         """
     if not (math.isfinite(c) and c > 0):
@@ -107,9 +111,16 @@ _ANALYTIC_CHECK = """
         raise ValueError("bad arguments")"""
 
 
-def _analytic(profile: str = _PROFILE, check: str = _ANALYTIC_CHECK, ret: str = "hi", tol: str = "1e-12",
-              body: str | None = None) -> str:
-    body = body or f"""
+def _analytic(
+    profile: str = _PROFILE,
+    check: str = _ANALYTIC_CHECK,
+    ret: str = "hi",
+    tol: str = "1e-12",
+    body: str | None = None,
+) -> str:
+    body = (
+        body
+        or f"""
     too_small = lambda s: gaussian_profile_delta(s, sensitivity, epsilon) > delta
     lo = hi = sensitivity
     while not too_small(lo):
@@ -123,10 +134,14 @@ def _analytic(profile: str = _PROFILE, check: str = _ANALYTIC_CHECK, ret: str = 
         else:
             hi = mid
     return float({ret})"""
-    return profile + f"""
+    )
+    return (
+        profile
+        + f"""
 
 def analytic_sigma(sensitivity, epsilon, delta):{check}{body}
 """
+    )
 
 
 # a correct calibration of its own, so that a wrong survey release fails for its own mistake
@@ -143,9 +158,13 @@ def _calibrate(l2, epsilon, delta):
 """
 
 
-def _survey(l2: str = "math.sqrt(m) if neighbouring == 'add_remove' else math.sqrt(2 * m)",
-            noise: str = "rng.normal(0.0, sigma, size=counts.shape)", sigma: str = "_calibrate(l2, epsilon, delta)",
-            copy: str = "np.array(counts, dtype=float)", combine: str = "out = out + noise") -> str:
+def _survey(
+    l2: str = "math.sqrt(m) if neighbouring == 'add_remove' else math.sqrt(2 * m)",
+    noise: str = "rng.normal(0.0, sigma, size=counts.shape)",
+    sigma: str = "_calibrate(l2, epsilon, delta)",
+    copy: str = "np.array(counts, dtype=float)",
+    combine: str = "out = out + noise",
+) -> str:
     return (
         _CALIBRATE
         + f"""
@@ -164,9 +183,14 @@ def private_survey(counts, epsilon, delta, neighbouring, rng):
     )
 
 
-def _empirical(*, fp_hi: str = "clopper_pearson(fp, a.size, alpha)[1]", fn_hi: str = "clopper_pearson(fn, b.size, alpha)[1]",
-               pairs: str = "((1 - delta - fn_hi, fp_hi), (1 - delta - fp_hi, fn_hi))", above: str = ">",
-               check: bool = True) -> str:
+def _empirical(
+    *,
+    fp_hi: str = "clopper_pearson(fp, a.size, alpha)[1]",
+    fn_hi: str = "clopper_pearson(fn, b.size, alpha)[1]",
+    pairs: str = "((1 - delta - fn_hi, fp_hi), (1 - delta - fp_hi, fn_hi))",
+    above: str = ">",
+    check: bool = True,
+) -> str:
     validation = (
         """
     if not (0 <= delta < 1 and 0 < alpha < 1):
@@ -198,8 +222,13 @@ _ZI_CHECK = """
         raise ValueError("bad arguments")"""
 
 
-def _zcdp(eps: str = "rho + 2.0 * math.sqrt(rho * L)", rho: str = "k * sensitivity ** 2 / (2.0 * sigma ** 2)",
-          inv_rho: str = "(math.sqrt(L + epsilon) - math.sqrt(L)) ** 2", log: str = "math.log", check: bool = True) -> str:
+def _zcdp(
+    eps: str = "rho + 2.0 * math.sqrt(rho * L)",
+    rho: str = "k * sensitivity ** 2 / (2.0 * sigma ** 2)",
+    inv_rho: str = "(math.sqrt(L + epsilon) - math.sqrt(L)) ** 2",
+    log: str = "math.log",
+    check: bool = True,
+) -> str:
     c1, c2 = (_Z_CHECK, _ZI_CHECK) if check else ("", "")
     return f"""
 def zcdp_composition_epsilon(sigma, sensitivity, k, delta):{c1}
@@ -212,7 +241,6 @@ def zcdp_sigma_for_budget(sensitivity, k, epsilon, delta):{c2}
     rho = {inv_rho}
     return float(sensitivity * math.sqrt(k / (2.0 * rho)))
 """
-
 
 
 _SESSION_CHECK = """
@@ -236,8 +264,14 @@ def zcdp_session(requests, rho, delta):{_SESSION_CHECK}
     return answered, float(to_eps(rho))
 """
 
-def _session(cost: str = "d * d / (2.0 * s * s)", fits: str = "spent + c <= rho", after_refusal: str = "continue",
-             eps: str = "rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))", check: bool = True) -> str:
+
+def _session(
+    cost: str = "d * d / (2.0 * s * s)",
+    fits: str = "spent + c <= rho",
+    after_refusal: str = "continue",
+    eps: str = "rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))",
+    check: bool = True,
+) -> str:
     return f"""
 def zcdp_session(requests, rho, delta):{_SESSION_CHECK if check else ""}
     costs = [{cost} for d, s in requests]
@@ -256,79 +290,173 @@ def zcdp_session(requests, rho, delta):{_SESSION_CHECK if check else ""}
 
 WRONG = {
     "delta_profile": [
-        ("one direction only", _hockey("""    return float(np.maximum(p - math.exp(min(epsilon, 700.0)) * q, 0).sum())""")),
-        ("math.exp(epsilon) overflows at 1000", _hockey("""    f = math.exp(epsilon)
-    return float(max(np.maximum(p - f * q, 0).sum(), np.maximum(q - f * p, 0).sum()))""")),
-        ("np.exp(epsilon) = inf, inf * 0 = nan", _hockey("""    f = np.exp(epsilon)
-    return float(max(np.maximum(p - f * q, 0).sum(), np.maximum(q - f * p, 0).sum()))""")),
-        ("bootstrap: the union bound k / n", _hockey(_SAFE, boot="""
+        (
+            "one direction only",
+            _hockey(
+                """    return float(np.maximum(p - math.exp(min(epsilon, 700.0)) * q, 0).sum())"""
+            ),
+        ),
+        (
+            "math.exp(epsilon) overflows at 1000",
+            _hockey("""    f = math.exp(epsilon)
+    return float(max(np.maximum(p - f * q, 0).sum(), np.maximum(q - f * p, 0).sum()))"""),
+        ),
+        (
+            "np.exp(epsilon) = inf, inf * 0 = nan",
+            _hockey("""    f = np.exp(epsilon)
+    return float(max(np.maximum(p - f * q, 0).sum(), np.maximum(q - f * p, 0).sum()))"""),
+        ),
+        (
+            "bootstrap: the union bound k / n",
+            _hockey(
+                _SAFE,
+                boot="""
 def bootstrap_release_delta(n, k):
     if not (n >= 1 and k >= 0):
         raise ValueError("n >= 1 and k >= 0")
     return float(min(1.0, k / n))
-""")),
-        ("NaN epsilon accepted", _hockey(_SAFE, check="""
+""",
+            ),
+        ),
+        (
+            "NaN epsilon accepted",
+            _hockey(
+                _SAFE,
+                check="""
     if epsilon < 0:
-        raise ValueError("epsilon")""")),
-        ("half the L1 distance at every epsilon", _hockey("""    return float(np.abs(p - math.exp(min(epsilon, 700.0)) * q).sum() / 2)""")),
-        ("bootstrap: 1 / n whatever k", _hockey(_SAFE, boot="""
+        raise ValueError("epsilon")""",
+            ),
+        ),
+        (
+            "half the L1 distance at every epsilon",
+            _hockey(
+                """    return float(np.abs(p - math.exp(min(epsilon, 700.0)) * q).sum() / 2)"""
+            ),
+        ),
+        (
+            "bootstrap: 1 / n whatever k",
+            _hockey(
+                _SAFE,
+                boot="""
 def bootstrap_release_delta(n, k):
     if not (n >= 1 and k >= 0):
         raise ValueError("n >= 1 and k >= 0")
     return 1.0 / n if k > 0 else 0.0
-""")),
+""",
+            ),
+        ),
     ],
     "l2_sensitivity": [
         ("replace-one: 2 sqrt(m) for sqrt(2m)", _sens(survey_rep="(2.0 * m, 2.0 * math.sqrt(m))")),
-        ("relations swapped", _sens(survey_ar="(2.0 * m, math.sqrt(2.0 * m))", survey_rep="(float(m), math.sqrt(m))",
-                                    sum_ar="(2.0 * d * c, 2.0 * math.sqrt(d) * c)", sum_rep="(float(d * c), math.sqrt(d) * c)")),
+        (
+            "relations swapped",
+            _sens(
+                survey_ar="(2.0 * m, math.sqrt(2.0 * m))",
+                survey_rep="(float(m), math.sqrt(m))",
+                sum_ar="(2.0 * d * c, 2.0 * math.sqrt(d) * c)",
+                sum_rep="(float(d * c), math.sqrt(d) * c)",
+            ),
+        ),
         ("L2 = L1", _sens(survey_ar="(float(m), float(m))", sum_ar="(float(d * c), float(d * c))")),
         ("NaN clip accepted", _sens(check_c=False)),
-        ("clipped sum, replace: sqrt(2d) c", _sens(sum_rep="(2.0 * d * c, math.sqrt(2.0 * d) * c)")),
+        (
+            "clipped sum, replace: sqrt(2d) c",
+            _sens(sum_rep="(2.0 * d * c, math.sqrt(2.0 * d) * c)"),
+        ),
     ],
     "analytic_sigma": [
-        ("the classic formula", _PROFILE + """
+        (
+            "the classic formula",
+            _PROFILE
+            + """
 
-def analytic_sigma(sensitivity, epsilon, delta):""" + _ANALYTIC_CHECK + """
+def analytic_sigma(sensitivity, epsilon, delta):"""
+            + _ANALYTIC_CHECK
+            + """
     return float(math.sqrt(2 * math.log(1.25 / delta)) * sensitivity / epsilon)
-"""),
-        ("e^epsilon left out of the profile", _analytic(profile="""
+""",
+        ),
+        (
+            "e^epsilon left out of the profile",
+            _analytic(
+                profile="""
 def gaussian_profile_delta(sigma, sensitivity, epsilon):
     a, b = sensitivity / (2.0 * sigma), epsilon * sigma / sensitivity
     return float(stats.norm.cdf(a - b) - stats.norm.cdf(-a - b))
-""")),
-        ("e^epsilon overflows at 800", _analytic(profile="""
+"""
+            ),
+        ),
+        (
+            "e^epsilon overflows at 800",
+            _analytic(
+                profile="""
 def gaussian_profile_delta(sigma, sensitivity, epsilon):
     a, b = sensitivity / (2.0 * sigma), epsilon * sigma / sensitivity
     return float(stats.norm.cdf(a - b) - math.exp(epsilon) * stats.norm.cdf(-a - b))
-""")),
-        ("variance for standard deviation", _analytic(profile="""
+"""
+            ),
+        ),
+        (
+            "variance for standard deviation",
+            _analytic(
+                profile="""
 def gaussian_profile_delta(sigma, sensitivity, epsilon):
     a, b = sensitivity / (2.0 * sigma ** 2), epsilon * sigma ** 2 / sensitivity
     return float(max(0.0, stats.norm.cdf(a - b) - math.exp(epsilon + stats.norm.logcdf(-a - b))))
-""")),
+"""
+            ),
+        ),
         ("the unsafe end of a coarse bracket", _analytic(ret="lo", tol="1e-4")),
-        ("NaN delta accepted (<= and >= checks)", _analytic(check="""
+        (
+            "NaN delta accepted (<= and >= checks)",
+            _analytic(
+                check="""
     if sensitivity <= 0 or epsilon <= 0 or delta <= 0 or delta >= 1:
-        raise ValueError("bad arguments")""")),
+        raise ValueError("bad arguments")"""
+            ),
+        ),
     ],
     "private_survey": [
-        ("calibrated to the L1 sensitivity", _survey(l2="float(m) if neighbouring == 'add_remove' else 2.0 * m")),
-        ("one noise draw per question, shared by its options",
-         _survey(noise="rng.normal(0.0, sigma, size=(m, 1))")),
+        (
+            "calibrated to the L1 sensitivity",
+            _survey(l2="float(m) if neighbouring == 'add_remove' else 2.0 * m"),
+        ),
+        (
+            "one noise draw per question, shared by its options",
+            _survey(noise="rng.normal(0.0, sigma, size=(m, 1))"),
+        ),
         ("the relation ignored (sqrt(m) always)", _survey(l2="math.sqrt(m)")),
-        ("the classic calibration", _survey(sigma="math.sqrt(2 * math.log(1.25 / delta)) * l2 / epsilon")),
-        ("numpy's global generator", _survey(noise="np.random.normal(0.0, sigma, size=counts.shape)")),
-        ("counts changed in place", _survey(copy="np.asarray(counts, dtype=float)", combine="out += noise")),
+        (
+            "the classic calibration",
+            _survey(sigma="math.sqrt(2 * math.log(1.25 / delta)) * l2 / epsilon"),
+        ),
+        (
+            "numpy's global generator",
+            _survey(noise="np.random.normal(0.0, sigma, size=counts.shape)"),
+        ),
+        (
+            "counts changed in place",
+            _survey(copy="np.asarray(counts, dtype=float)", combine="out += noise"),
+        ),
     ],
     "empirical_epsilon": [
         ("raw rates, no confidence bound", _empirical(fp_hi="fp / a.size", fn_hi="fn / b.size")),
-        ("lower Clopper-Pearson ends", _empirical(fp_hi="clopper_pearson(fp, a.size, alpha)[0]",
-                                                  fn_hi="clopper_pearson(fn, b.size, alpha)[0]")),
+        (
+            "lower Clopper-Pearson ends",
+            _empirical(
+                fp_hi="clopper_pearson(fp, a.size, alpha)[0]",
+                fn_hi="clopper_pearson(fn, b.size, alpha)[0]",
+            ),
+        ),
         ("only the first ratio", _empirical(pairs="((1 - delta - fn_hi, fp_hi),)")),
         ("delta left out", _empirical(pairs="((1 - fn_hi, fp_hi), (1 - fp_hi, fn_hi))")),
-        ("one-sided bounds at level alpha", _empirical(fp_hi="clopper_pearson(fp, a.size, 2 * alpha)[1]",
-                                                      fn_hi="clopper_pearson(fn, b.size, 2 * alpha)[1]")),
+        (
+            "one-sided bounds at level alpha",
+            _empirical(
+                fp_hi="clopper_pearson(fp, a.size, 2 * alpha)[1]",
+                fn_hi="clopper_pearson(fn, b.size, 2 * alpha)[1]",
+            ),
+        ),
         ("NaN delta accepted", _empirical(check=False)),
         (">= for > (ties at the threshold)", _empirical(above=">=")),
     ],
@@ -336,7 +464,10 @@ def gaussian_profile_delta(sigma, sensitivity, epsilon):
         ("integer orders only", _zcdp(eps="min(a * rho + L / (a - 1) for a in range(2, 10_000))")),
         ("k left out of rho", _zcdp(rho="sensitivity ** 2 / (2.0 * sigma ** 2)")),
         ("sensitivity / sigma not squared", _zcdp(rho="k * sensitivity / (2.0 * sigma ** 2)")),
-        ("sqrt(rho) taken for rho in the inverse", _zcdp(inv_rho="math.sqrt(L + epsilon) - math.sqrt(L)")),
+        (
+            "sqrt(rho) taken for rho in the inverse",
+            _zcdp(inv_rho="math.sqrt(L + epsilon) - math.sqrt(L)"),
+        ),
         ("NaN accepted", _zcdp(check=False)),
         ("log10 for ln", _zcdp(log="math.log10")),
     ],
@@ -344,11 +475,24 @@ def gaussian_profile_delta(sigma, sensitivity, epsilon):
         ("rho = Delta / (2 sigma), not squared", _session(cost="d / (2.0 * s)")),
         ("rho = Delta^2 / sigma^2, the 1/2 lost", _session(cost="d * d / (s * s)")),
         ("budget in epsilons: each release's epsilon added against the budget's", _SESSION_EPS),
-        ("each release converted at delta / k, the epsilons added", _session(eps="sum(c_ + 2.0 * math.sqrt(c_ * math.log(len(answered) / delta)) for c_ in (costs[i] for i in answered))")),
-        ("the realised spend converted (an odometer's claim under adaptive choice; issue 50)",
-         _session(eps="(spent + 2.0 * math.sqrt(spent * math.log(1.0 / delta))) if answered else 0.0")),
-        ("the budget converted, but 0 when nothing was answered", _session(
-            eps="(rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))) if answered else 0.0")),
+        (
+            "each release converted at delta / k, the epsilons added",
+            _session(
+                eps="sum(c_ + 2.0 * math.sqrt(c_ * math.log(len(answered) / delta)) for c_ in (costs[i] for i in answered))"
+            ),
+        ),
+        (
+            "the realised spend converted (an odometer's claim under adaptive choice; issue 50)",
+            _session(
+                eps="(spent + 2.0 * math.sqrt(spent * math.log(1.0 / delta))) if answered else 0.0"
+            ),
+        ),
+        (
+            "the budget converted, but 0 when nothing was answered",
+            _session(
+                eps="(rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))) if answered else 0.0"
+            ),
+        ),
         ("stops at the first refusal", _session(after_refusal="break")),
         ("strict < for within the budget", _session(fits="spent + c < rho")),
         ("NaN accepted", _session(check=False)),

@@ -4,23 +4,27 @@ For every exercise of ``solutions/09_beyond_global_sensitivity`` (issue 39, item
 plausible wrong answers are handed in and graded by the real trusted grader
 (:func:`coursetools.grading.grade.grade_job`); each must score 0 on its exercise:
 
-* the median's local sensitivity at distance k: the upper middle value for even n, no padding by
-  the range's ends, moving only outwards from the median, values not clamped;
-* the counterexample to noise scaled to the local sensitivity: tables that differ in two records,
-  an event whose probability ratio is within e, tables of different sizes, an event of
-  probability 0 on both sides;
-* the smooth sensitivity: the local sensitivity only, distances cut at 20 (fits small tables),
+* an order statistic's local sensitivity at distance k (issue 50: the r-th smallest value, not the
+  median dplib hands over): the median's rank whatever r, r counted from 0, no padding by the
+  range's ends, moving only outwards from the value, values not clamped;
+* the counterexample to noise scaled to the local sensitivity (issue 50: both outputs continuous):
+  the point-mass witness of dplib's docstring, tables that differ in two records, an event whose
+  probability ratio is within e, tables of different sizes, an event of probability 0 on both sides;
+* the smooth sensitivity of the r-th value: the median's rank whatever r, the local sensitivity only, distances cut at 20 (fits small tables),
   the discount e^{-beta (k+1)}, distances up to n - 1 only (misses the whole range at small beta);
 * propose-test-release: the distance to instability one too large (caught at epsilon = 4 > 2 ln 2),
-  the average of the two middle values for even n, delta forgotten (threshold 0), the whole epsilon
+  the average of the two middle values for even n, delta forgotten (threshold 0), the textbook
+  threshold ln(1/delta)/eps0 (issue 50: the contract asks for the smallest; dplib's docstring
+  prints the textbook one), the whole epsilon
   on the test and on the release (the split forgotten), release noise scaled to the local
   sensitivity instead of the proposed bound, release noise of scale b / epsilon;
 * sample-and-aggregate: contiguous blocks by position (caught by removing the first person), the
   median of the block values with the add/remove sensitivity, blocks that overlap (a bootstrap resample per block), no split (the statistic of the whole table in
   every block), an empty block's np.std (NaN) passed on;
-* the packing bound: beta forgotten, the beta = 1/2 formula (k - 1) ln 2 / epsilon, log2 for ln,
-  a factor 2 too many, more than the ceiling of the sharpest bound the argument proves (the hidden
-  test accepts every value from the every-box-alike bound to that ceiling, issue 50).
+* the packing bound for a k-bin histogram (issue 50: dplib states the marginals' one): the
+  marginals' 2^k tables, beta forgotten, log2 for ln, a factor 2 too many, more than the ceiling of
+  the sharpest bound the argument proves (the hidden test accepts every value from the
+  every-box-alike bound to that ceiling).
 
 Two correct alternatives per exercise, written differently from the solution, must get full marks
 under five seeds (``{burn}`` draws of the generator are burnt first where randomness is used).
@@ -43,9 +47,7 @@ EXERCISES = {
 }
 
 
-def _ls(
-    *, m: str = "(n + 1) // 2", pad: bool = True, clamp: bool = True, outwards: bool = False
-) -> str:
+def _ls(*, m: str = "r", pad: bool = True, clamp: bool = True, outwards: bool = False) -> str:
     values = (
         "np.clip(np.asarray(x, dtype=float), lower, upper)"
         if clamp
@@ -63,7 +65,7 @@ def _ls(
     t = np.arange(k + 2)
     return float(np.max(padded[np.minimum(m + t, n + 1)] - padded[np.maximum(m + t - k - 1, 0)]))"""
     return f"""
-def median_local_sensitivity(x, k, lower, upper):
+def order_stat_local_sensitivity(x, r, k, lower, upper):
     v = np.sort({values})
     n = v.size
     if n == 0:
@@ -82,15 +84,17 @@ event = {event}
 """
 
 
-def _smooth(*, last_k: str = "n", discount: str = "k", only_local: bool = False) -> str:
+def _smooth(
+    *, last_k: str = "n", discount: str = "k", only_local: bool = False, m: str = "int(r)"
+) -> str:
     loop = "range(1)" if only_local else f"range(min({last_k}, n) + 1)"
     return f"""
-def smooth_sensitivity(x, beta, lower, upper):
+def smooth_sensitivity(x, r, beta, lower, upper):
     v = np.sort(np.clip(np.asarray(x, dtype=float), lower, upper))
     n = v.size
     if n == 0:
         return float(upper - lower)
-    m = (n + 1) // 2
+    m = {m}
     p = np.concatenate(([lower], v, [upper]))
     best = 0.0
     for k in {loop}:
@@ -103,7 +107,7 @@ def smooth_sensitivity(x, beta, lower, upper):
 
 def _ptr(
     *,
-    threshold: str = "math.log(1.0 / delta) / eps0",
+    threshold: str = "math.log(1.0 / (2.0 * delta)) / eps0",
     test_scale: str = "1.0 / eps0",
     release_scale: str = "bound / eps0",
     eps0: str = "epsilon / 2",
@@ -150,30 +154,38 @@ _DISJOINT = "[x[w == j] for w in [rng.integers(0, blocks, size=x.size)] for j in
 
 def _bound(expr: str) -> str:
     return f"""
-def marginals_min_rows(k, epsilon, beta):
+def histogram_min_rows(k, epsilon, beta):
     return max(0.0, float({expr}))
 """
 
 
 WRONG = {
     "local_sensitivity_median": [
-        ("the upper middle value for even n", _ls(m="n // 2 + 1")),
+        (
+            "the median's rank whatever r (dplib's median formula, read in help())",
+            _ls(m="(n + 1) // 2"),
+        ),
+        ("r counted from 0 (the (r + 1)-th smallest)", _ls(m="min(r + 1, n)")),
         ("no padding: the data's own ends instead of the range's", _ls(pad=False)),
         ("moving only outwards from the current median", _ls(outwards=True)),
         ("values outside [lower, upper] not clamped", _ls(clamp=False)),
     ],
     "local_sensitivity_attack": [
         (
-            "the tables differ in two records",
-            _attack("[5.0, 5.0, 5.0]", "[5.0, 6.0, 6.0]", "(5.0, 5.0)"),
+            "the point-mass witness (5, 5, 5) of dplib's docstring: local sensitivity 0 on one table",
+            _attack("[5.0, 5.0, 5.0]", "[5.0, 5.0, 6.0]", "(5.0, 5.0)"),
         ),
         (
-            "an event whose ratio is only 1 / (1 - e^-1) < e",
-            _attack("[5.0, 5.0, 5.0]", "[5.0, 5.0, 6.0]", "(4.0, 6.0)"),
+            "the tables differ in two records",
+            _attack("[40.0, 41.0, 42.0]", "[40.0, 95.0, 95.0]", "(80.0, 100.0)"),
+        ),
+        (
+            "an event holding most outputs, where the ratio is within e",
+            _attack("[40.0, 41.0, 42.0]", "[40.0, 41.0, 95.0]", "(0.0, 100.0)"),
         ),
         (
             "tables of different sizes (add/remove)",
-            _attack("[5.0, 5.0, 5.0]", "[5.0, 5.0, 5.0, 6.0]", "(5.0, 5.0)"),
+            _attack("[40.0, 41.0, 42.0]", "[40.0, 41.0, 42.0, 95.0]", "(80.0, 100.0)"),
         ),
         (
             "a single point where both laws are continuous",
@@ -181,6 +193,7 @@ WRONG = {
         ),
     ],
     "smooth_sensitivity": [
+        ("the median's rank whatever r (dplib's median formula)", _smooth(m="(n + 1) // 2")),
         ("the local sensitivity (k = 0 only)", _smooth(only_local=True)),
         ("distances cut at k = 20", _smooth(last_k="20")),
         ("the discount e^{-beta (k + 1)}", _smooth(discount="k + 1")),
@@ -196,6 +209,10 @@ WRONG = {
             _ptr(median="(0.5 * (v[(n - 1) // 2] + v[n // 2]) if n else lower)"),
         ),
         ("delta forgotten: threshold 0", _ptr(threshold="0.0")),
+        (
+            "the textbook threshold ln(1/delta)/eps0 (dplib's, read in help()): valid, not the smallest",
+            _ptr(threshold="math.log(1.0 / delta) / eps0"),
+        ),
         ("the whole epsilon on the test and on the release", _ptr(eps0="epsilon")),
         ("release noise scaled to the local sensitivity", _ptr(release_scale="a_k(0) / eps0")),
         ("release noise of scale bound / epsilon", _ptr(release_scale="bound / epsilon")),
@@ -218,17 +235,16 @@ WRONG = {
         ("an empty block's np.std (NaN) passed on", _sa(blocks_of=_DISJOINT, empty="np.std(b)")),
     ],
     "lower_bound": [
-        ("beta forgotten", _bound("k * math.log(2.0) / epsilon")),
-        ("the beta = 1/2 formula for every beta", _bound("(k - 1) * math.log(2.0) / epsilon")),
-        ("log2 for ln", _bound("(k + math.log2(1.0 - beta)) / epsilon")),
         (
-            "a factor 2 too many",
-            _bound("(k * math.log(2.0) + math.log(1.0 - beta)) / (2.0 * epsilon)"),
+            "the marginals' 2^k tables for the histogram (dplib's bound, read in help())",
+            _bound("(k * math.log(2.0) + math.log(1.0 - beta)) / epsilon"),
         ),
+        ("beta forgotten", _bound("math.log(k) / epsilon")),
+        ("log2 for ln", _bound("(math.log2(k) + math.log2(1.0 - beta)) / epsilon")),
+        ("a factor 2 too many", _bound("(math.log(k) + math.log(1.0 - beta)) / (2.0 * epsilon)")),
         (
             "one more than the ceiling of the sharper bound (more than the argument proves)",
-            _bound("math.floor(math.log((2.0 ** k - 1) * (1 - beta) / beta) / epsilon) + 2"
-                   " if k < 1000 else k * math.log(2.0) / epsilon + 2"),
+            _bound("math.floor(math.log((k - 1) * (1 - beta) / beta) / epsilon) + 2"),
         ),
     ],
 }
@@ -236,12 +252,12 @@ WRONG = {
 ALTERNATIVES = {
     "local_sensitivity_median": [
         """
-def median_local_sensitivity(x, k, lower, upper):
+def order_stat_local_sensitivity(x, r, k, lower, upper):
     v = sorted(min(max(float(a), lower), upper) for a in x)
     n = len(v)
     if n == 0:
         return 0.0
-    m = (n + 1) // 2
+    m = int(r)
 
     def at(i):  # the padded order statistic x_i
         return lower if i <= 0 else upper if i > n else v[i - 1]
@@ -250,12 +266,12 @@ def median_local_sensitivity(x, k, lower, upper):
     return float(max(at(m + t) - at(m + t - k - 1) for t in range(k + 2)))
 """,
         """
-def median_local_sensitivity(x, k, lower, upper):
+def order_stat_local_sensitivity(x, r, k, lower, upper):
     v = np.sort(np.clip(np.asarray(x, dtype=float), lower, upper))
     n = v.size
     if n == 0:
         return 0.0
-    m = (n + 1) // 2
+    m = int(r)
     p = np.concatenate(([lower], v, [upper]))
     # pairs i <= m <= j, j - i = k + 1, inside the padded list
     i = np.arange(max(m - int(k) - 1, 0), m + 1)
@@ -265,18 +281,18 @@ def median_local_sensitivity(x, k, lower, upper):
 """,
     ],
     "local_sensitivity_attack": [
-        _attack("[20.0, 20.0, 20.0]", "[20.0, 20.0, 80.0]", "(20.0, 20.0)"),
+        _attack("[0.0, 1.0, 2.0]", "[0.0, 1.0, 100.0]", "(50.0, 100.0)"),
         # a tail witness: Laplace(1) against Laplace(50), both around 50
         _attack("[49.0, 50.0, 51.0]", "[49.0, 50.0, 100.0]", "(90.0, 100.0)"),
     ],
     "smooth_sensitivity": [
         """
-def smooth_sensitivity(x, beta, lower, upper):
+def smooth_sensitivity(x, r, beta, lower, upper):
     v = np.sort(np.clip(np.asarray(x, dtype=float), lower, upper))
     n = v.size
     if n == 0:
         return float(upper - lower)
-    m = (n + 1) // 2
+    m = int(r)
     p = np.concatenate(([lower], v, [upper]))
     best = 0.0
     for i in range(0, m + 1):  # pairs i <= m <= j: (x_j - x_i) e^{-beta (j - i - 1)}
@@ -285,12 +301,12 @@ def smooth_sensitivity(x, beta, lower, upper):
     return best
 """,
         """
-def smooth_sensitivity(x, beta, lower, upper):
+def smooth_sensitivity(x, r, beta, lower, upper):
     v = sorted(min(max(float(a), lower), upper) for a in x)
     n = len(v)
     if n == 0:
         return float(upper - lower)
-    m = (n + 1) // 2
+    m = int(r)
     p = [lower] + v + [upper]
     return float(max(
         math.exp(-beta * k) * max(p[min(m + t, n + 1)] - p[max(m + t - k - 1, 0)] for t in range(k + 2))
@@ -321,7 +337,7 @@ def my_ptr_median(x, lower, upper, bound, epsilon, delta, rng):
         else:
             lo = mid + 1
     half = epsilon / 2
-    if lo + rng.laplace(scale=1 / half) > math.log(1 / delta) / half:
+    if lo + rng.laplace(scale=1 / half) > -math.log(2 * delta) / half:
         return float(p[m] + rng.laplace(scale=bound / half))
     return None
 """,
@@ -331,11 +347,14 @@ def my_ptr_median(x, lower, upper, bound, epsilon, delta, rng):
     v = np.sort(np.clip(np.asarray(x, dtype=float), lower, upper))
     n = v.size
     gamma = 0
-    while gamma <= n and median_local_sensitivity(v, gamma, lower, upper) <= bound:
+    while gamma <= n and order_stat_local_sensitivity(v, (n + 1) // 2, gamma, lower, upper) <= bound:
         gamma += 1
     eps0 = epsilon / 2
-    # the distance is an integer: discrete Laplace noise for the test (its tail is below e^{-eps0 j})
-    if dplib.discrete_laplace_mechanism(gamma, 1, eps0, rng=rng) <= math.log(1 / delta) / eps0:
+    # the distance is an integer: discrete Laplace noise for the test; its tail P[Z > j] is
+    # q^(j + 1) / (1 + q), q = e^-eps0: the smallest integer threshold whose tail is <= delta
+    q = math.exp(-eps0)
+    threshold = max(0, math.ceil(math.log(delta * (1 + q)) / math.log(q) - 1 - 1e-12))
+    if dplib.discrete_laplace_mechanism(gamma, 1, eps0, rng=rng) <= threshold:
         return None
     median = lower if n == 0 else float(v[(n + 1) // 2 - 1])
     return median + float(rng.laplace(0.0, bound / eps0))
@@ -368,15 +387,15 @@ def my_sample_and_aggregate_std(x, lower, upper, epsilon, blocks, grid, rng):
     ],
     "lower_bound": [
         """
-def marginals_min_rows(k, epsilon, beta):
-    # 2^k disjoint boxes, each with probability >= (1 - beta) e^{-epsilon n} under D_0
-    n = math.log(2 ** k * (1 - beta)) / epsilon
+def histogram_min_rows(k, epsilon, beta):
+    # k disjoint boxes, each with probability >= (1 - beta) e^{-epsilon n} under D_1
+    n = math.log(k * (1 - beta)) / epsilon
     return n if n > 0 else 0.0
 """,
         """
-def marginals_min_rows(k, epsilon, beta):
-    # issue 50: the sharper count (D_0's own box apart), rounded up since n is an integer
-    n = (k * math.log(2.0) + math.log1p(-2.0 ** -k) + math.log((1 - beta) / beta)) / epsilon
+def histogram_min_rows(k, epsilon, beta):
+    # issue 50: the sharper count (D_1's own box apart), rounded up since n is an integer
+    n = (math.log(k - 1) + math.log((1 - beta) / beta)) / epsilon
     return float(max(0, math.ceil(n)))
 """,
     ],

@@ -8,8 +8,12 @@ Three exact methods, each vectorised over numpy integer arrays:
   by integer-arithmetic bounds on ``exp``; ``W != F_i`` decides ``U < B_i`` exactly, and a tie
   (chance ``2**-64``) reads the next 64 bits against the next digits (Knuth & Yao 1976). A
   guide of ``2**16`` cells gives most values in one lookup. The discrete Laplace up to scale
-  1024 (:class:`_LaplaceTable`) and the discrete Gaussian up to sigma 4096 (CKS20 Algorithm 3,
-  a proposal and its acceptance in one word, :class:`_GaussianInversion`) use it;
+  1024 (:class:`_LaplaceTable`) and the discrete Gaussian up to sigma 1024 (CKS20 Algorithm 3,
+  a proposal and its acceptance in one word, :class:`_GaussianInversion`) use it; above sigma
+  1024 the discrete Gaussian draws a block of ``m = 2**j`` integers from such a table (of sigma
+  ``sigma / m`` in [64, 128)), a uniform offset in the block and one acceptance test decided by
+  integer bounds on ``exp`` (:class:`_GaussianBlocks`; issue 49: within 3x numpy's float normal
+  sampler at every sigma);
 * inversion by certified binary digits, 16 bits at a time: a Bernoulli(p) trial with ``p`` a
   real number such as ``exp(-x)`` compares uniform 16-bit words with the binary expansion of
   ``p``, read from integer-arithmetic bounds on ``exp`` (:func:`_exp_neg_dyadic`), and a tie
@@ -19,8 +23,8 @@ Three exact methods, each vectorised over numpy integer arrays:
 * Canonne, Kamath & Steinke (2020), "The Discrete Gaussian for Differential Privacy" (CKS20),
   Algorithms 1-3: Bernoulli(exp(-gamma)) for rational gamma from uniform *integers* drawn with
   ``Generator.integers(0, high)`` (exact for every ``high``), in int64 with Python integers
-  for the rare entries that would overflow. The discrete Laplace below scale 1/40 and the
-  discrete Gaussian above sigma 4096 use it.
+  for the rare entries that would overflow. The discrete Laplace below scale 1/40 uses it (and
+  the tests, as an independent discrete Gaussian sampler: :func:`gaussian_cks`).
 
 The tests check the methods against each other and against closed forms. Each table is built
 once per scale and kept (``functools.lru_cache`` keyed by the exact rational scale: two scales
@@ -856,10 +860,13 @@ class _GaussianInversion:
     word of all ones lands in ``y = 0``'s interval.
     """
 
-    def __init__(self, sigma: Fraction) -> None:
+    def __init__(self, sigma: Fraction, blocks: bool = False) -> None:
         if not 0 < sigma <= _INVERSION_MAX_SIGMA:  # so that K >= sigma > sigma²/t below
             raise ValueError(f"sigma must be in (0, {_INVERSION_MAX_SIGMA}], got {sigma!r}")
+        if blocks and sigma < 16:
+            raise ValueError(f"blocks needs sigma >= 16, got {sigma!r}")
         self.sigma = sigma
+        self.blocks = blocks
         self.t = t = sigma.numerator // sigma.denominator + 1
         # K: C w(K) below about 2**-70 (sizes the table only; 2K is about 20 sigma ends). The
         # bounds below round every product and quotient outward, so they hold whatever the
@@ -886,6 +893,10 @@ class _GaussianInversion:
             step_lo, step_hi = u  # u**(2y + 1) for y = 0
             a_lo, a_hi = _mul_down(c_lo, w_lo, work), _mul_up(c_hi, w_hi, work)  # mass above
             ends = [(one - a_hi, one - a_lo)]  # descending: below 0, +1, -1, +2, ...
+            if blocks:  # a second interval C w(0), for block -1 (the round's total is then
+                # below 0.77 + C < 1 for sigma >= 16, C < 1 / (2 t))
+                a_lo, a_hi = 2 * a_lo, 2 * a_hi
+                ends.append((one - a_hi, one - a_lo))
             for _ in range(1, k):
                 w_lo, w_hi = _mul_down(w_lo, step_lo, work), _mul_up(w_hi, step_hi, work)
                 step_lo, step_hi = _mul_down(step_lo, u2[0], work), _mul_up(step_hi, u2[1], work)
@@ -898,15 +909,15 @@ class _GaussianInversion:
             return [(_down(lo, drop), _up(hi, drop)) for lo, hi in reversed(ends)]
 
         outcomes = [_REJECT, _TAIL]
-        for y in range(k - 1, 0, -1):
-            outcomes += [-y, y]
-        self.table = _Inversion(bounds, outcomes + [0])
+        for y in range(k - 1, 0, -1):  # with blocks, -y is block -y - 1 (see _GaussianBlocks)
+            outcomes += [-y - 1 if blocks else -y, y]
+        self.table = _Inversion(bounds, outcomes + ([-1, 0] if blocks else [0]))
         self._geometric: _Geometric | None = None  # the tail's |Y| - K, built when first needed
         # acceptance rate of a round, in floating point: it only sizes the batches
         s = float(sigma)
         ys = np.arange(1, k, dtype=np.float64)
         with np.errstate(under="ignore", over="ignore"):
-            z = 1.0 + 2.0 * float(np.sum(np.exp(-0.5 * (ys / s) ** 2))) if s > 0 else 1.0
+            z = (2.0 if blocks else 1.0) + 2.0 * float(np.sum(np.exp(-0.5 * (ys / s) ** 2))) if s > 0 else 1.0
         qf = math.exp(-1.0 / t)
         self.rate = max((1 - qf) / (1 + qf) * math.exp(-0.5 * (s / t) ** 2) * z, 0.05)
 
@@ -931,7 +942,7 @@ class _GaussianInversion:
         while filled < count:  # each round keeps a value with probability >= 0.05
             need = count - filled
             expected = need / self.rate  # + 4 standard deviations: one batch nearly always fills
-            batch = min(int(expected + 4.0 * math.sqrt(expected)) + 8, _BLOCK)
+            batch = min(int(expected + 4.0 * math.sqrt(expected)) + 8, _ROUND_CHUNK)
             got, tail = self.table.sample(batch, rng)
             if tail.size:
                 got = got.astype(np.int64)
@@ -943,6 +954,179 @@ class _GaussianInversion:
             out[filled : filled + take] = got[:take]
             filled += take
         return out
+
+
+# --------------------------------------------------------------------------- large sigma
+
+
+#: Rounds per batch of :class:`_GaussianBlocks` and :class:`_GaussianInversion`: their int64
+#: work arrays (128 KiB) stay in the cache and on the heap (larger ones are fresh pages from the
+#: system each call, which cost more than the arithmetic: 5.7 ms against 2.5 ms at 10**5 values).
+_ROUND_CHUNK = 1 << 14
+#: Block index sigma of :class:`_GaussianBlocks`: ``sigma / m`` in ``[64, 128)``.
+_BLOCK_SIGMA = 64
+#: Block indices beyond this many block sigmas are decided in Python integers (probability
+#: below ``e**-2000`` a value: they come only through the inversion's tail).
+_BLOCK_FAR = 64
+
+
+class _GaussianBlocks:
+    """``N_Z(0, sigma²)`` for large sigma: a block from a small exact table, a uniform offset in
+    the block, and one acceptance test decided by 32 bits nearly always.
+
+    With ``m = 2**j`` and ``s0 = sigma / m`` in ``[64, 128)`` (a rational, as ``sigma`` is), the
+    integers are cut into the blocks ``B_k = {k m, ..., k m + m - 1}``, ``k`` in Z. Let ``w(x) =
+    exp(-x² / (2 sigma²))`` and ``e_k`` the point of ``B_k``'s closest multiple of ``m`` to 0:
+    ``e_k = k m`` for ``k >= 0`` and ``(-k - 1) m`` in magnitude for ``k < 0``; every ``x`` in
+    ``B_k`` has ``|x| >= |e_k|``, so ``w(x) <= w(e_k) = w0(a) = exp(-a² / (2 s0²))`` with ``a =
+    |e_k| / m`` (``a = k`` or ``-k - 1``). A round:
+
+    1. a block ``K`` with ``P(K = k) ∝ w0(a)``: :class:`_GaussianInversion` of ``s0`` (CKS20
+       Algorithm 3 by inversion of one word) with two intervals ``C w0(0)`` (blocks 0 and -1)
+       and the outcome ``-y`` read as block ``-y - 1``;
+    2. one 64-bit word: ``R`` uniform in ``[0, m)`` (its low ``j`` bits) and 32 uniform bits ``V``
+       (its top bits), independent; ``X = k m + R``, so every integer ``x`` is proposed with
+       probability ``∝ w0(a) / m``: an envelope of ``w``;
+    3. ``X`` is kept with probability ``w(x) / w(e_k) = exp(-gamma)``, ``gamma = d (2 a m + d) /
+       (2 sigma²)`` with ``d = |x| - a m`` (``R``, or ``m - R`` for ``k < 0``): then ``P(X = x)
+       ∝ w(x)``, the discrete Gaussian (rejection sampling, Devroye 1986, Section II.3).
+       ``gamma < 9.85 / s0 <= 0.154`` for blocks within the table (``a < K = 9.85 s0``).
+
+    The test of 3 compares ``U = (V + U') / 2**32`` (``U'`` uniform in [0, 1); ``V`` the
+    complement of the word's top 32 bits, so that an all-ones word keeps its value at once, as
+    in the other samplers) with ``exp(-gamma)``. With ``F = floor(2**(32 + T) / (2 sigma²))`` in ``[2**10, 2**11)``, ``Gh =
+    floor(G (F + 1) / 2**T) + 1 >= gamma 2**32`` for ``G = d (2 a m + d)`` (int64: ``G < 2**52``)
+    and ``exp(-g) >= 1 - g``: ``V + 1 + Gh <= 2**32`` keeps ``X`` (all but a share about
+    ``gamma`` of the rounds). The rest are decided in int64 by ``1 - g + g²/2 - g³/6 <= exp(-g)
+    <= 1 - g + g²/2`` with tighter bounds on ``g`` (``F`` of 31 bits), and the few in between
+    (a share about ``gamma³ / 6``, under one value in 10**4) by the next bits of ``U`` against
+    certified bounds on ``exp(-gamma)`` (:func:`_below_exp`). Integer arithmetic decides every
+    output; no float is on the path.
+    """
+
+    def __init__(self, sigma: Fraction) -> None:
+        if not 2 * _BLOCK_SIGMA <= sigma <= MAX_GAUSSIAN_SIGMA:  # m >= 2 (the dispatcher: > 1024)
+            raise ValueError(f"sigma must be in [{2 * _BLOCK_SIGMA}, 2**26], got {sigma!r}")
+        self.sigma = sigma
+        j = 0
+        while sigma / (1 << (j + 1)) >= _BLOCK_SIGMA:
+            j += 1
+        self.j, self.m = j, 1 << j
+        self.s0 = sigma / self.m  # in [64, 128)
+        self.inversion = _GaussianInversion(self.s0, blocks=True)
+        self.two_s2 = two_s2 = 2 * sigma * sigma
+        # reciprocals: floor(2**(32 + T) / (2 sigma²)) with 11 bits (fast test) and 31 (slow)
+        self.t11, self.f11 = self._reciprocal(11)
+        self.t31, self.f31 = self._reciprocal(31)
+        # blocks beyond the table (|a| >= K, from the inversion's tail) are decided exactly
+        self.k_max = self.inversion.k
+        self.rate = self.inversion.rate * 0.98  # sizes batches only
+
+    def _reciprocal(self, bits: int) -> tuple[int, int]:
+        t = 0
+        while Fraction(1 << (32 + t)) / self.two_s2 < (1 << (bits - 1)):
+            t += 1
+        f = math.floor(Fraction(1 << (32 + t)) / self.two_s2)
+        # t = 0 for small sigma leaves f larger: then G (f + 1) < 0.31 sigma² 2**32 / sigma² + G
+        if not ((1 << (bits - 1)) <= f and (t == 0 or f < (1 << bits))):
+            raise AssertionError("fixed-point reciprocal out of range")  # pragma: no cover
+        return t, f
+
+    def _round(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` rounds: the kept values (int64)."""
+        got, tail = self.inversion.table.sample(n, rng)
+        k = got[got > _REJECT].astype(np.int64)
+        if tail.size:  # the inversion's tail: |y| >= K, signed; block -y - 1 for y < 0 (rare)
+            where = np.flatnonzero(k == _TAIL)
+            y = self.inversion._tail(where.size, rng)
+            k[where] = np.where(y < 0, y - 1, y)
+            k = k[k != _REJECT]
+        words = _words64(k.size, rng)
+        r = (words & np.uint64(self.m - 1)).view(np.int64)
+        # 32 uniform bits, complemented: an all-ones word reads as V = 0 and keeps the value
+        v = ((words >> np.uint64(32)) ^ np.uint64(0xFFFFFFFF)).view(np.int64)
+        s = k >> 63  # 0, or -1 for k < 0
+        am = (k ^ s) << self.j  # a m: the block's closest multiple of m to 0, in magnitude
+        d = r - s  # |x| - a m: R, or R + 1 ... m for k < 0 (the mirror of m - R)
+        x = am + d  # |x|
+        g = (am + x) * d  # x² - (a m)²
+        gh = (g * (self.f11 + 1)) >> self.t11
+        keep = v + gh < np.int64((1 << 32) - 2)  # V + 1 + Gh <= 2**32, Gh = gh + 1
+        np.bitwise_xor(x, s, out=x)
+        np.subtract(x, s, out=x)  # the sign of k
+        if tail.size:
+            far = np.flatnonzero(np.abs(k) >= self.k_max)
+            keep[far] = False
+        else:
+            far = np.zeros(0, dtype=np.intp)
+        rest = np.flatnonzero(~keep)
+        if rest.size:
+            keep[rest] = self._slow(am[rest], d[rest], v[rest], far, rest, rng)
+        return x[keep]
+
+    def _slow(self, am, d, v, far, rest, rng) -> np.ndarray:
+        """The rounds the fast test left: second-order bounds in int64, then exact."""
+        g = (2 * am + d) * d
+        t, f = self.t31, self.f31
+        h = min(t, 21)  # g = g1 2**h + g0: each product below 2**62 (G < 0.31 sigma²)
+        g1, g0 = g >> h, g & ((1 << h) - 1)
+        lo = ((g1 * f) >> (t - h)) + ((g0 * f) >> t)  # <= gamma 2**32
+        hi = ((g1 * (f + 1)) >> (t - h)) + ((g0 * (f + 1)) >> t) + 2  # >= gamma 2**32
+        hi = np.minimum(hi, 1 << 30)  # the rest are exact (below)
+        lo = np.minimum(lo, hi)
+        sq_hi = ((hi * hi) >> 32) + 1  # >= hi² / 2**32
+        sq_lo = (lo * lo) >> 32
+        cube_hi = ((sq_hi * hi) >> 32) // 6 + 1  # >= hi³ / (6 2**64)
+        top = np.int64(1 << 32)
+        accept = v + 1 + hi + cube_hi <= top + (sq_lo >> 1)  # U < 1 - g + g²/2 - g³/6
+        reject = v >= top - lo + (sq_hi >> 1) + 1  # U >= 1 - g + g²/2
+        # gamma >= 1/4 (hi**2 would leave int64; not below the far tail at s0 >= 64) and the
+        # far tail go to the exact path
+        unsure = ~(accept | reject) | (hi >= (1 << 30)) | np.isin(rest, far)
+        for i in np.flatnonzero(unsure).tolist():  # rare: in Python integers, exactly
+            a_m, dd = int(am[i]), int(d[i])
+            gamma = Fraction((2 * a_m + dd) * dd) / self.two_s2
+            accept[i] = _below_exp(int(v[i]), 32, gamma, rng)
+        return accept
+
+    def sample(self, count: int, rng: np.random.Generator) -> np.ndarray:
+        out = np.empty(count, dtype=np.int64)
+        filled = 0
+        while filled < count:  # each round keeps a value with probability about 0.75
+            need = count - filled
+            expected = need / self.rate  # + 4 standard deviations: one batch nearly always fills
+            batch = min(int(expected + 4.0 * math.sqrt(expected)) + 8, _ROUND_CHUNK)
+            got = self._round(batch, rng)
+            if filled == 0 and got.size >= count:
+                return got[:count]
+            take = min(got.size, need)
+            out[filled : filled + take] = got[:take]
+            filled += take
+        return out
+
+
+def _below_exp(head: int, bits: int, gamma: Fraction, rng: np.random.Generator) -> bool:
+    """Whether ``U < exp(-gamma)`` for ``U = (head + U') / 2**bits``, ``U'`` uniform in [0, 1).
+
+    Reads 64 more bits of ``U`` a round and compares them with certified bounds ``lo <=
+    exp(-gamma) 2**prec <= hi`` (:func:`_exp_neg_fixed`); a round is undecided only when ``U``'s
+    prefix falls in ``[lo - 1, hi)``, of probability ``(hi - lo + 1) 2**-prec`` (about
+    ``2**-60``), so the loop ends for random bits. ``exp(-gamma)`` is irrational for rational
+    ``gamma != 0`` (Lindemann-Weierstrass); ``gamma = 0`` accepts at once. An all-ones stream
+    reads as zeros here (``U``'s bits are the complements of the words'), so it accepts at the
+    first round whenever ``head / 2**bits < exp(-gamma)``.
+    """
+    if gamma == 0:
+        return True
+    prefix = head
+    while True:  # the next 64 bits of U, complemented as V's are (all ones read as zeros)
+        prefix = (prefix << 64) | (int(_words64(1, rng)[0]) ^ (2**64 - 1))
+        bits += 64
+        lo, hi = _exp_neg_fixed(gamma, bits)
+        if prefix + 1 <= lo:
+            return True
+        if prefix >= hi:
+            return False
 
 
 # --------------------------------------------------------------------------- discrete Gaussian
@@ -1157,9 +1341,12 @@ def _gaussian_table_sampler(table: _GaussianTable, count: int, rng) -> np.ndarra
     return out
 
 
-#: Largest sigma sampled by one inversion a round (:class:`_GaussianInversion`: about 20 sigma
-#: ends, built in about 0.35 s at sigma 4096; CKS20 in int64 above, several times slower a value).
+#: Largest sigma :class:`_GaussianInversion` accepts (about 20 sigma ends, built in about 0.35 s
+#: at sigma 4096); the dispatcher uses it up to :data:`_BLOCKS_MIN_SIGMA`.
 _INVERSION_MAX_SIGMA = 4096
+#: Above this sigma the sampler is :class:`_GaussianBlocks` (a table of sigma 64 to 128 built in
+#: milliseconds, and faster than the long tables of :class:`_GaussianInversion` from about here).
+_BLOCKS_MIN_SIGMA = 1024
 
 
 @functools.lru_cache(maxsize=16)
@@ -1167,9 +1354,9 @@ def _gaussian_method(sigma: Fraction):
     """The sampler of one sigma, ``(count, rng) -> int64 array``; cached by the exact rational."""
     if not 0 < sigma <= MAX_GAUSSIAN_SIGMA:
         raise ValueError(f"sigma must be in (0, 2**26], got {sigma!r}")
-    if sigma <= _INVERSION_MAX_SIGMA:
+    if sigma <= _BLOCKS_MIN_SIGMA:
         return _GaussianInversion(sigma).sample
-    return functools.partial(gaussian_cks, sigma)
+    return _GaussianBlocks(sigma).sample
 
 
 @functools.lru_cache(maxsize=16)
@@ -1183,12 +1370,13 @@ def sample_discrete_gaussian_exact(
     """``count`` exact draws of ``P(x) ∝ exp(-x² / (2 sigma²))`` for ``0 < sigma <= 2**26``.
 
     CKS20 Algorithm 3 (discrete Laplace proposals of scale ``t = floor(sigma) + 1`` kept with
-    probability ``exp(-gamma_|Y|)``) in one of two exact forms by sigma: up to 4096, a round is
+    probability ``exp(-gamma_|Y|)``) in one of two exact forms by sigma: up to 1024, a round is
     one 64-bit word inverted through a table of the round's exact law
-    (:class:`_GaussianInversion`); above, Algorithms 1-3 in int64 arithmetic
-    (:func:`gaussian_cks`). Rounds are drawn in batches sized from the acceptance rate until
-    ``count`` are accepted. (A third form, proposals by binary digits and an acceptance table,
-    :class:`_GaussianTable`, is kept as an independent check in the tests.)
+    (:class:`_GaussianInversion`); above, a block of ``m`` integers from such a table at sigma
+    ``sigma / m``, a uniform offset and an exact acceptance test (:class:`_GaussianBlocks`).
+    Rounds are drawn in batches of at most 16,384 until ``count`` are accepted. (Two more forms,
+    CKS20 Algorithms 1-3 in int64, :func:`gaussian_cks`, and proposals by binary digits with an
+    acceptance table, :class:`_GaussianTable`, are kept as independent checks in the tests.)
     """
     return _gaussian_method(sigma)(count, rng)
 

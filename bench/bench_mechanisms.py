@@ -66,6 +66,9 @@ SAFE_VS_OPENDP = 100.0
 #: value, at 1e3 to 1e6 values a call: discrete Laplace <= 2x, discrete Gaussian <= 3x.
 EXACT_LAPLACE_VS_NUMPY = 2.0
 EXACT_GAUSSIAN_VS_NUMPY = 3.0
+#: Issue 49: the discrete Gaussian beside numpy's float normal sampler at large sigma.
+LARGE_SIGMAS = (1e3, 4e3, 1e4, 1e5, 1e6)
+LARGE_SIGMA_COUNTS = (1_000, 100_000)
 
 
 @dataclass(frozen=True)
@@ -311,6 +314,20 @@ def tasks(sizes: Sizes, rng: np.random.Generator) -> tuple[list[Task], list[str]
                 ("numpy", numpy_m, m, *gau_goal, unsafe + ", same number of values"),
                 ("OpenDP", opendp_sampler("discrete_gaussian", dsigma, n_odp), n_odp,
                  *safe_odp, odp_note)], count=m))
+    # issue 49: the discrete Gaussian at large sigma (above 1024 the block sampler), against
+    # numpy's float Generator.normal of the same sigma, at 1e3 and 1e5 values a call
+    normal_goal = (1 / EXACT_GAUSSIAN_VS_NUMPY, f"dplib <= {EXACT_GAUSSIAN_VS_NUMPY:g}x numpy time")
+    for sigma in LARGE_SIGMAS:
+        for m in LARGE_SIGMA_COUNTS:
+            def numpy_normal_m(m: int = m, sigma: float = sigma) -> object:
+                return rng.normal(0.0, sigma, m)
+
+            out.append(Task(
+                f"exact discrete Gaussian sampler, sigma {sigma:.0e}, {m:,} values",
+                lambda m=m, sigma=sigma: dplib.sample_discrete_gaussian(sigma, m, rng=rng), [
+                    ("numpy", numpy_normal_m, m, *normal_goal,
+                     "numpy Generator.normal, same sigma and number of values (continuous, "
+                     "not safe)")], count=m))
     notes = [
         f"{n:,} values a call for dplib and numpy, dplib and the peer timed alternately, median "
         f"of up to {sizes.repeats} pairs after a warm-up; epsilon {EPSILON:g}, sensitivity 1, "
@@ -329,6 +346,13 @@ def tasks(sizes: Sizes, rng: np.random.Generator) -> tuple[list[Task], list[str]
         f"<= {EXACT_LAPLACE_VS_NUMPY:g}x (Laplace) and <= {EXACT_GAUSSIAN_VS_NUMPY:g}x (Gaussian). "
         "Their tables are built on the first call for a scale and kept, so the warm-up call "
         "pays for them.",
+        "Discrete Gaussian at large sigma (issue 49): sample_discrete_gaussian at sigma "
+        + ", ".join(f"{s:.0e}" for s in LARGE_SIGMAS)
+        + " against numpy's float Generator.normal of the same sigma, at "
+        + " and ".join(f"{m:,}" for m in LARGE_SIGMA_COUNTS)
+        + " values a call, timed alternately in one run; above sigma 1024 the sampler draws a "
+        "block of 2**j integers from an exact table, an offset in it and one exact acceptance "
+        f"test; goal <= {EXACT_GAUSSIAN_VS_NUMPY:g}x.",
     ]
     return out, notes
 

@@ -917,7 +917,11 @@ class _GaussianInversion:
         s = float(sigma)
         ys = np.arange(1, k, dtype=np.float64)
         with np.errstate(under="ignore", over="ignore"):
-            z = (2.0 if blocks else 1.0) + 2.0 * float(np.sum(np.exp(-0.5 * (ys / s) ** 2))) if s > 0 else 1.0
+            z = (
+                (2.0 if blocks else 1.0) + 2.0 * float(np.sum(np.exp(-0.5 * (ys / s) ** 2)))
+                if s > 0
+                else 1.0
+            )
         qf = math.exp(-1.0 / t)
         self.rate = max((1 - qf) / (1 + qf) * math.exp(-0.5 * (s / t) ** 2) * z, 0.05)
 
@@ -1014,7 +1018,7 @@ class _GaussianBlocks:
         self.j, self.m = j, 1 << j
         self.s0 = sigma / self.m  # in [64, 128)
         self.inversion = _GaussianInversion(self.s0, blocks=True)
-        self.two_s2 = two_s2 = 2 * sigma * sigma
+        self.two_s2 = 2 * sigma * sigma
         # reciprocals: floor(2**(32 + T) / (2 sigma²)) with 11 bits (fast test) and 31 (slow)
         self.t11, self.f11 = self._reciprocal(11)
         self.t31, self.f31 = self._reciprocal(31)

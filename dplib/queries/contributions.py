@@ -81,7 +81,9 @@ def _check_labels(x: Any, name: str) -> np.ndarray:
         # numpy turns [1, 'a'] into the strings '1' and 'a': the number 1 would then match
         # nothing (issue 49). A sequence must hold only strings, or only numbers.
         flat = np.asarray(x, dtype=object).ravel()
-        text = np.fromiter((isinstance(v, str | bytes | np.str_ | np.bytes_) for v in flat), bool, flat.size)
+        text = np.fromiter(
+            (isinstance(v, str | bytes | np.str_ | np.bytes_) for v in flat), bool, flat.size
+        )
         if not text.all():
             raise TypeError(
                 f"{name} must hold only numbers or only strings, got a mix (e.g. "

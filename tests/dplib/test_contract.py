@@ -630,11 +630,21 @@ def test_every_pattern_generator_is_refused_within_a_second(pattern):
     assert len(targets) >= 42  # the audit's 42 names (168 calls over its four patterns)
     calls = [functools.partial(_pattern_verdict, name, slot, pattern) for name, slot in targets]
     outcomes = hostile.run_isolated(calls, time_limit=PATTERN_TIME_LIMIT, memory_limit=MEMORY_LIMIT)
-    bad = [f"{name}: {outcome}" for (name, _), outcome in zip(targets, outcomes, strict=True) if outcome]
+    bad = [
+        f"{name}: {outcome}"
+        for (name, _), outcome in zip(targets, outcomes, strict=True)
+        if outcome
+    ]
     assert not bad, f"{len(bad)} of {len(targets)} calls: " + "; ".join(bad[:5])
 
 
 def test_numpy_bit_generators_are_accepted():
-    for bits in (np.random.PCG64, np.random.PCG64DXSM, np.random.MT19937, np.random.Philox, np.random.SFC64):
+    for bits in (
+        np.random.PCG64,
+        np.random.PCG64DXSM,
+        np.random.MT19937,
+        np.random.Philox,
+        np.random.SFC64,
+    ):
         out = dplib.private_count([1.0, 2.0], 1.0, rng=np.random.Generator(bits(7)))
         assert np.isfinite(out)

@@ -121,10 +121,14 @@ def test_every_sampler_returns_under_an_all_ones_generator():
     for r in results:
         # integer arithmetic only: not one float uniform was drawn
         assert r["calls"]["double"] == 0, r
-        if r["label"].endswith(")") and "_of_float(" in r["label"]:  # the exact samplers: they return
+        if (
+            r["label"].endswith(")") and "_of_float(" in r["label"]
+        ):  # the exact samplers: they return
             assert r["refused"] is None, r
         else:  # a public release refuses the hand-made bit generator before any draw (issue 49)
-            assert r["refused"] is not None and "rng must be a numpy.random.Generator" in r["refused"], r
+            assert (
+                r["refused"] is not None and "rng must be a numpy.random.Generator" in r["refused"]
+            ), r
             assert sum(r["calls"].values()) == 0, r
 
 
@@ -540,7 +544,12 @@ def _binned(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
 
 @pytest.mark.parametrize(
     ("sigma", "block_sigma"),
-    [(Fraction(601, 2), 64), (Fraction(1234.5678), 64), (Fraction(4096), 64), (Fraction(601, 2), 16)],
+    [
+        (Fraction(601, 2), 64),
+        (Fraction(1234.5678), 64),
+        (Fraction(4096), 64),
+        (Fraction(601, 2), 16),
+    ],
 )
 def test_gaussian_blocks_fit_the_exact_law(sigma, block_sigma, monkeypatch):
     # Issue 49's large-sigma sampler at sigmas small enough for the exact pmf (block widths
@@ -558,13 +567,17 @@ def test_gaussian_blocks_fit_the_exact_law(sigma, block_sigma, monkeypatch):
     x = _blocks(sigma, 4_000_000, gen)
     k, p = _exact_pmf(s)
     edges = np.unique(np.round(np.arange(-6, 6.5, 0.5) * s).astype(np.int64))
-    expected = np.bincount(np.searchsorted(edges, k, side="right"), weights=p, minlength=edges.size + 1)
+    expected = np.bincount(
+        np.searchsorted(edges, k, side="right"), weights=p, minlength=edges.size + 1
+    )
     dplib_testing.assert_frequencies(_binned(x, edges), expected / expected.sum(), counts=True)
     m = _exact._GaussianBlocks(sigma).m
     near = np.array([0, -1, 1, m - 1, m, -m, -m + 1, -m - 1])
     counts = [int((x == v).sum()) for v in near]
     probs = [float(p[k == v][0]) for v in near]
-    dplib_testing.assert_frequencies(counts + [x.size - sum(counts)], probs + [1 - sum(probs)], counts=True)
+    dplib_testing.assert_frequencies(
+        counts + [x.size - sum(counts)], probs + [1 - sum(probs)], counts=True
+    )
 
 
 @pytest.mark.parametrize("sigma", [1e4, 1e5, 6.6e4 * 1.0000001, 1e6, 2.0**26])
@@ -578,7 +591,9 @@ def test_discrete_gaussian_above_4096_fits_the_normal_law(sigma):
     # sigma sqrt(2 pi) is the discrete one up to exp(-2 pi² sigma²) (Poisson summation).
     gen = np.random.default_rng(4949)
     x = _exact.discrete_gaussian_of_float(sigma, 4_000_000, gen)
-    edges = np.unique(np.round(stats.norm.ppf(np.linspace(0.025, 0.975, 39)) * sigma).astype(np.int64))
+    edges = np.unique(
+        np.round(stats.norm.ppf(np.linspace(0.025, 0.975, 39)) * sigma).astype(np.int64)
+    )
     cdf = stats.norm.cdf((edges - 0.5) / sigma)
     probs = np.diff(np.r_[0.0, cdf, 1.0])
     dplib_testing.assert_frequencies(_binned(x, edges), probs / probs.sum(), counts=True)

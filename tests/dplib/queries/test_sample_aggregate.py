@@ -128,8 +128,15 @@ def test_a_raising_statistic_gives_an_answer_on_both_neighbours(aggregator):
     x = np.linspace(0.0, 9.0, 60)
     for table in (x, np.r_[x, 9.9]):
         out = dplib.sample_and_aggregate(
-            table, _fails_above_nine_and_a_half, 0.0, 10.0, 1.0, blocks=6, aggregator=aggregator,
-            grid=101, rng=3,
+            table,
+            _fails_above_nine_and_a_half,
+            0.0,
+            10.0,
+            1.0,
+            blocks=6,
+            aggregator=aggregator,
+            grid=101,
+            rng=3,
         )
         assert isinstance(out, float) and 0.0 <= out <= 10.0
     # the block values: the block with 9.9 is the midpoint, the others the clamped means

@@ -1058,19 +1058,38 @@ class _GaussianBlocks:
         keep = v + gh < np.int64((1 << 32) - 2)  # V + 1 + Gh <= 2**32, Gh = gh + 1
         np.bitwise_xor(x, s, out=x)
         np.subtract(x, s, out=x)  # the sign of k
-        if tail.size:
-            far = np.flatnonzero(np.abs(k) >= self.k_max)
-            keep[far] = False
+        if tail.size:  # blocks beyond the table: decided exactly (g may not fit int64 there)
+            keep[np.abs(k) >= self.k_max] = False
+            far = np.abs(k) >= self.k_max
         else:
-            far = np.zeros(0, dtype=np.intp)
+            far = None
         rest = np.flatnonzero(~keep)
         if rest.size:
-            keep[rest] = self._slow(am[rest], d[rest], v[rest], far, rest, rng)
+            keep[rest] = self._slow(
+                am[rest],
+                d[rest],
+                v[rest],
+                g[rest],
+                gh[rest],
+                None if far is None else far[rest],
+                rng,
+            )
         return x[keep]
 
-    def _slow(self, am, d, v, far, rest, rng) -> np.ndarray:
-        """The rounds the fast test left: second-order bounds in int64, then exact."""
-        g = (2 * am + d) * d
+    def _slow(self, am, d, v, g, gh, far, rng) -> np.ndarray:
+        """The rounds the fast test left (about gamma of them): rejected by the same 11-bit
+        bounds when ``U >= 1 - g + g²/2``, else by second-order bounds with 31 bits, else
+        exactly (:func:`_below_exp`)."""
+        top = 1 << 32
+        gl = (g * self.f11) >> self.t11  # <= gamma 2**32 (and gh + 1 >= it)
+        accept = np.zeros(v.size, dtype=bool)
+        left = v < top - gl + (((gh + 1) * (gh + 1)) >> 33) + 1  # not surely rejected
+        if far is not None:
+            left |= far
+        idx = np.flatnonzero(left)
+        if not idx.size:
+            return accept
+        am, d, v, g = am[idx], d[idx], v[idx], g[idx]
         t, f = self.t31, self.f31
         h = min(t, 21)  # g = g1 2**h + g0: each product below 2**62 (G < 0.31 sigma²)
         g1, g0 = g >> h, g & ((1 << h) - 1)
@@ -1081,16 +1100,18 @@ class _GaussianBlocks:
         sq_hi = ((hi * hi) >> 32) + 1  # >= hi² / 2**32
         sq_lo = (lo * lo) >> 32
         cube_hi = ((sq_hi * hi) >> 32) // 6 + 1  # >= hi³ / (6 2**64)
-        top = np.int64(1 << 32)
-        accept = v + 1 + hi + cube_hi <= top + (sq_lo >> 1)  # U < 1 - g + g²/2 - g³/6
-        reject = v >= top - lo + (sq_hi >> 1) + 1  # U >= 1 - g + g²/2
+        sure = v + 1 + hi + cube_hi <= top + (sq_lo >> 1)  # U < 1 - g + g²/2 - g³/6
+        out = v >= top - lo + (sq_hi >> 1) + 1  # U >= 1 - g + g²/2
         # gamma >= 1/4 (hi**2 would leave int64; not below the far tail at s0 >= 64) and the
         # far tail go to the exact path
-        unsure = ~(accept | reject) | (hi >= (1 << 30)) | np.isin(rest, far)
+        unsure = ~(sure | out) | (hi >= (1 << 30))
+        if far is not None:
+            unsure |= far[idx]
         for i in np.flatnonzero(unsure).tolist():  # rare: in Python integers, exactly
             a_m, dd = int(am[i]), int(d[i])
             gamma = Fraction((2 * a_m + dd) * dd) / self.two_s2
-            accept[i] = _below_exp(int(v[i]), 32, gamma, rng)
+            sure[i] = _below_exp(int(v[i]), 32, gamma, rng)
+        accept[idx] = sure
         return accept
 
     def sample(self, count: int, rng: np.random.Generator) -> np.ndarray:

@@ -18,8 +18,10 @@ plausible wrong answers are handed in and graded by the real trusted grader
   prints the textbook one), the whole epsilon
   on the test and on the release (the split forgotten), release noise scaled to the local
   sensitivity instead of the proposed bound, release noise of scale b / epsilon;
-* sample-and-aggregate: contiguous blocks by position (caught by removing the first person), the
-  median of the block values with the add/remove sensitivity, blocks that overlap (a bootstrap resample per block), no split (the statistic of the whole table in
+* sample-and-aggregate over a visit log, one person with many rows (issue 50: dplib hands over one
+  record per person): a block per row instead of per person, contiguous blocks by position (caught
+  by removing the first person), the median of the block values with the add/remove sensitivity,
+  blocks that overlap (a bootstrap resample per block), no split (the statistic of the whole table in
   every block), an empty block's np.std (NaN) passed on;
 * the packing bound for a k-bin histogram (issue 50: dplib states the marginals' one): the
   marginals' 2^k tables, beta forgotten, log2 for ln, a factor 2 too many, more than the ceiling of
@@ -140,7 +142,8 @@ def my_ptr_median(x, lower, upper, bound, epsilon, delta, rng):
 
 def _sa(*, blocks_of: str, empty: str = "lower", relation: str = "replace") -> str:
     return f"""
-def my_sample_and_aggregate_std(x, lower, upper, epsilon, blocks, grid, rng):
+def my_sample_and_aggregate_std(users, x, lower, upper, epsilon, blocks, grid, rng):
+    users = np.asarray(users)
     x = np.asarray(x, dtype=float)
     parts = {blocks_of}
     values = np.array([np.std(b) if b.size else {empty} for b in parts])
@@ -149,7 +152,11 @@ def my_sample_and_aggregate_std(x, lower, upper, epsilon, blocks, grid, rng):
 """
 
 
-_DISJOINT = "[x[w == j] for w in [rng.integers(0, blocks, size=x.size)] for j in range(blocks)]"
+# a block per person: np.unique's inverse maps each row to its person
+_DISJOINT = (
+    "[x[w == j] for w in [rng.integers(0, blocks, size=np.unique(users).size)"
+    "[np.unique(users, return_inverse=True)[1]]] for j in range(blocks)]"
+)
 
 
 def _bound(expr: str) -> str:
@@ -218,6 +225,12 @@ WRONG = {
         ("release noise of scale bound / epsilon", _ptr(release_scale="bound / epsilon")),
     ],
     "sample_and_aggregate": [
+        (
+            "a block per row, not per person: a person's visits spread over several blocks (issue 50)",
+            _sa(
+                blocks_of="[x[w == j] for w in [rng.integers(0, blocks, size=x.size)] for j in range(blocks)]"
+            ),
+        ),
         (
             "contiguous blocks by position (np.array_split): removing the first person shifts every "
             "block (issue 50)",
@@ -362,21 +375,25 @@ def my_ptr_median(x, lower, upper, bound, epsilon, delta, rng):
     ],
     "sample_and_aggregate": [
         """
-def my_sample_and_aggregate_std(x, lower, upper, epsilon, blocks, grid, rng):
+def my_sample_and_aggregate_std(users, x, lower, upper, epsilon, blocks, grid, rng):
     rng.random({burn})
     x = np.asarray(x, dtype=float)
-    label = rng.choice(blocks, size=len(x))
+    block_of = {}
     spreads = []
+    for u in np.asarray(users).tolist():       # a block drawn for each person, at first sight
+        if u not in block_of:
+            block_of[u] = int(rng.integers(blocks))
+    label = np.array([block_of[u] for u in np.asarray(users).tolist()], dtype=int)
     for j in range(blocks):
         block = x[label == j]
         spreads.append(lower if len(block) == 0 else min(max(float(np.std(block)), lower), upper))
     return float(private_median(spreads, lower, upper, epsilon, grid=grid, neighbouring="replace", rng=rng))
 """,
         """
-def my_sample_and_aggregate_std(x, lower, upper, epsilon, blocks, grid, rng):
-    rng.random({burn})
+def my_sample_and_aggregate_std(users, x, lower, upper, epsilon, blocks, grid, rng):
+    # a fixed function of the person's own id: adding or removing a person moves no one else
+    label = np.asarray(users, dtype=np.int64) % blocks
     x = np.asarray(x, dtype=float)
-    label = rng.integers(0, blocks, size=x.size)
     count = np.bincount(label, minlength=blocks)
     mean = np.bincount(label, weights=x, minlength=blocks) / np.maximum(count, 1)
     second = np.bincount(label, weights=(x - mean[label]) ** 2, minlength=blocks) / np.maximum(count, 1)

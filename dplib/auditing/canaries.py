@@ -53,6 +53,7 @@ from dplib._validation import (
     check_delta,
     check_integer,
     check_probability,
+    refuse_masked,
 )
 from dplib.auditing.membership import loss_threshold_attack
 
@@ -122,7 +123,7 @@ def one_run_guesses(scores: Any, k_pos: int, k_neg: int) -> np.ndarray:
     guesses = np.zeros(scores.size, dtype=np.int8)
     guesses[order[:k_pos]] = 1
     if k_neg:
-        guesses[order[scores.size - k_neg:]] = -1
+        guesses[order[scores.size - k_neg :]] = -1
     return guesses
 
 
@@ -131,7 +132,9 @@ def _check_counts(m: Any, r: Any, v: Any) -> tuple[int, int, int]:
     r = check_integer(r, "r", minimum=0)
     v = check_integer(v, "v", minimum=0)
     if not v <= r <= m:
-        raise ValueError(f"need 0 <= v <= r <= m (correct <= guesses <= canaries), got v={v}, r={r}, m={m}")
+        raise ValueError(
+            f"need 0 <= v <= r <= m (correct <= guesses <= canaries), got v={v}, r={r}, m={m}"
+        )
     return m, r, v
 
 
@@ -287,7 +290,9 @@ def audit_one_run(
     r = int(np.count_nonzero(guesses))
     m = scores.size
     return OneRunAudit(
-        epsilon_lower_bound=one_run_epsilon_lower_bound(m, r, correct, delta=delta, confidence=confidence),
+        epsilon_lower_bound=one_run_epsilon_lower_bound(
+            m, r, correct, delta=delta, confidence=confidence
+        ),
         m=m,
         k_pos=int(k_pos),
         k_neg=int(k_neg),
@@ -360,6 +365,8 @@ def audit_training_one_run(
         )
     X = check_data(X, "X")
     canary_X = check_data(canary_X, "canary_X")
+    refuse_masked(y, "y")
+    refuse_masked(canary_y, "canary_y")
     y, canary_y = np.asarray(y), np.asarray(canary_y)
     if canary_X.ndim != 2 or X.ndim != 2 or canary_X.shape[1] != X.shape[1]:
         raise ValueError(
@@ -374,4 +381,6 @@ def audit_training_one_run(
     included = canary_inclusion(m, rng=rng)  # S of [SNJ23] Algorithm 1
     estimator.fit(np.concatenate([X, canary_X[included]]), np.concatenate([y, canary_y[included]]))
     scores = loss_threshold_attack(estimator, canary_X, canary_y)
-    return audit_one_run(scores, included, k_pos=k_pos, k_neg=k_neg, delta=delta, confidence=confidence)
+    return audit_one_run(
+        scores, included, k_pos=k_pos, k_neg=k_neg, delta=delta, confidence=confidence
+    )

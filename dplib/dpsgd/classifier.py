@@ -49,6 +49,7 @@ from dplib._validation import (
     check_epsilon,
     check_integer,
     check_real,
+    refuse_masked,
 )
 from dplib.accounting.dpsgd import ACCOUNTANTS, dpsgd_epsilon, noise_multiplier_for
 from dplib.dpsgd.gradients import (
@@ -97,6 +98,7 @@ def normalize_rows(X: Any, norm: float = ROW_NORM) -> np.ndarray:
 
 def _check_classes(classes: Any) -> np.ndarray:
     """The sorted distinct labels of ``classes``: a 1-d sequence of numbers or strings."""
+    refuse_masked(classes, "classes")
     try:
         given = None if isinstance(classes, str | bytes) else np.asarray(classes)
     except ValueError:  # ragged nesting
@@ -266,11 +268,21 @@ class DPSGDClassifier(ClassifierProtocol):
             "delta": check_delta(self.delta, allow_zero=False),
             "hidden": _check_hidden(self.hidden_layer_sizes),
             "activation": _check_activation(self.activation),
-            "max_grad_norm": check_real(self.max_grad_norm, "max_grad_norm", minimum=0.0,
-                                        open_minimum=True, maximum=_MAX_FINITE_SCALE),
+            "max_grad_norm": check_real(
+                self.max_grad_norm,
+                "max_grad_norm",
+                minimum=0.0,
+                open_minimum=True,
+                maximum=_MAX_FINITE_SCALE,
+            ),
             "epochs": check_integer(self.epochs, "epochs", minimum=1),
-            "learning_rate": check_real(self.learning_rate, "learning_rate", minimum=0.0,
-                                        open_minimum=True, maximum=_MAX_FINITE_SCALE),
+            "learning_rate": check_real(
+                self.learning_rate,
+                "learning_rate",
+                minimum=0.0,
+                open_minimum=True,
+                maximum=_MAX_FINITE_SCALE,
+            ),
         }
         batch_size = check_integer(self.batch_size, "batch_size", minimum=1)
         if out["epochs"] > MAX_STEPS:  # every epoch takes at least one step
@@ -279,10 +291,13 @@ class DPSGDClassifier(ClassifierProtocol):
             raise ValueError(f"accountant must be one of {ACCOUNTANTS}, got {self.accountant!r}")
         for flag in ("normalize", "verbose", "secure_mode"):
             if not isinstance(getattr(self, flag), bool | np.bool_):
-                raise TypeError(f"{flag} must be True or False, got {type(getattr(self, flag)).__name__}")
+                raise TypeError(
+                    f"{flag} must be True or False, got {type(getattr(self, flag)).__name__}"
+                )
         if self.noise_multiplier is not None:
-            out["sigma"] = check_real(self.noise_multiplier, "noise_multiplier", minimum=0.0,
-                                      maximum=_MAX_FINITE_SCALE)
+            out["sigma"] = check_real(
+                self.noise_multiplier, "noise_multiplier", minimum=0.0, maximum=_MAX_FINITE_SCALE
+            )
         # With expected_n the data's size is private and 0 rows are data (every Poisson batch is
         # empty: the steps release noise only); without it n is public and must be >= 1.
         X = check_data(X, "X", allow_empty=self.expected_n is not None)
@@ -291,6 +306,7 @@ class DPSGDClassifier(ClassifierProtocol):
                 "X must be a 2-d array (n_samples, n_features) with n_features >= 1, got shape "
                 f"{X.shape}"
             )
+        refuse_masked(y, "y")
         y = np.asarray(y)
         if y.ndim != 1 or y.shape[0] != X.shape[0]:
             raise ValueError(
@@ -323,14 +339,21 @@ class DPSGDClassifier(ClassifierProtocol):
             classes = _check_classes(self.classes)
             unknown = ~np.isin(y, classes)
             if np.any(unknown):
-                raise ValueError(f"y contains labels not in classes, e.g. {y[np.argmax(unknown)]!r}")
+                raise ValueError(
+                    f"y contains labels not in classes, e.g. {y[np.argmax(unknown)]!r}"
+                )
         if classes.size < 2:
             raise ValueError(
                 f"a classifier needs at least 2 classes, got {classes.size} ({classes.tolist()!r})"
             )
         out.update(
-            X=X, y_index=np.searchsorted(classes, y), classes=classes, n=n, size=size,
-            batch_size=batch_size, steps=steps,
+            X=X,
+            y_index=np.searchsorted(classes, y),
+            classes=classes,
+            n=n,
+            size=size,
+            batch_size=batch_size,
+            steps=steps,
         )
         return out
 
@@ -367,7 +390,11 @@ class DPSGDClassifier(ClassifierProtocol):
         steps = a["steps"]
         if "sigma" in a:
             sigma = a["sigma"]
-            spent = dpsgd_epsilon(q, sigma, steps, delta, accountant=self.accountant) if sigma > 0 else math.inf
+            spent = (
+                dpsgd_epsilon(q, sigma, steps, delta, accountant=self.accountant)
+                if sigma > 0
+                else math.inf
+            )
         else:
             sigma = noise_multiplier_for(a["epsilon"], delta, q, steps, accountant=self.accountant)
             spent = dpsgd_epsilon(q, sigma, steps, delta, accountant=self.accountant)
@@ -451,7 +478,9 @@ class DPSGDClassifier(ClassifierProtocol):
     # --------------------------------------------------------------- predicting
     def _check_fitted(self) -> None:
         if not hasattr(self, "coefs_"):
-            raise ValueError("this DPSGDClassifier instance is not fitted yet: call fit(X, y) first")
+            raise ValueError(
+                "this DPSGDClassifier instance is not fitted yet: call fit(X, y) first"
+            )
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Logits, shape (n_samples, K)."""
@@ -472,4 +501,3 @@ class DPSGDClassifier(ClassifierProtocol):
         """Most probable class of each row of ``X``."""
         logits = self.decision_function(X)
         return self.classes_[np.argmax(logits, axis=1)]
-

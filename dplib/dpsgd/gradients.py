@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from dplib._validation import as_generator, check_data, check_integer, check_positive
+from dplib._validation import as_generator, check_data, check_integer, check_positive, refuse_masked
 
 __all__ = [
     "ACTIVATIONS",
@@ -62,7 +62,9 @@ def _check_activation(activation: Any) -> str:
 
 
 def _check_hidden(hidden_layer_sizes: Any) -> tuple[int, ...]:
-    if isinstance(hidden_layer_sizes, int | np.integer) and not isinstance(hidden_layer_sizes, bool):
+    if isinstance(hidden_layer_sizes, int | np.integer) and not isinstance(
+        hidden_layer_sizes, bool
+    ):
         hidden_layer_sizes = (hidden_layer_sizes,)
     if isinstance(hidden_layer_sizes, str) or not isinstance(hidden_layer_sizes, Sequence):
         raise TypeError(
@@ -81,7 +83,12 @@ def _check_hidden(hidden_layer_sizes: Any) -> tuple[int, ...]:
 
 
 def _check_params(params: Any) -> list[np.ndarray]:
-    if isinstance(params, np.ndarray) or not isinstance(params, Sequence) or len(params) % 2 or not params:
+    if (
+        isinstance(params, np.ndarray)
+        or not isinstance(params, Sequence)
+        or len(params) % 2
+        or not params
+    ):
         raise TypeError("params must be a non-empty list [W_1, b_1, ..., W_L, b_L] of arrays")
     out = [np.asarray(p, dtype=float) for p in params]
     for layer in range(len(out) // 2):
@@ -103,6 +110,7 @@ def _check_xy(params: list[np.ndarray], X: Any, y: Any) -> tuple[np.ndarray, np.
     X = check_data(X, "X", allow_empty=True)
     if X.ndim != 2 or X.shape[1] != params[0].shape[0]:
         raise ValueError(f"X must have shape (n, {params[0].shape[0]}), got {X.shape}")
+    refuse_masked(y, "y")
     y_arr = np.asarray(y)
     n_classes = params[-1].shape[0]
     if (

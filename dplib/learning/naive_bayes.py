@@ -64,7 +64,7 @@ from typing import Any
 import numpy as np
 
 from dplib._estimator import ClassifierProtocol
-from dplib._validation import as_generator, check_data, check_epsilon, check_real
+from dplib._validation import as_generator, check_data, check_epsilon, check_real, refuse_masked
 from dplib.errors import PrivacyLeakWarning
 from dplib.mechanisms.discrete import discrete_laplace_mechanism
 from dplib.mechanisms.discrete_laplace import _discrete_laplace
@@ -90,7 +90,11 @@ def _grid_bits(n_features: int, eps_stats: float) -> int:
     with np.errstate(over="ignore"):
         scale = 0.75 * n_features / eps_stats  # inf for a subnormal epsilon
     ratio = _MAX_UNITS_SCALE / scale if math.isfinite(scale) else 0.0  # inf for a huge epsilon
-    k = _GRID_BITS if ratio >= 2.0**_GRID_BITS else (math.floor(math.log2(ratio)) if ratio > 0 else 0)
+    k = (
+        _GRID_BITS
+        if ratio >= 2.0**_GRID_BITS
+        else (math.floor(math.log2(ratio)) if ratio > 0 else 0)
+    )
     if not k >= 1:
         raise ValueError(
             "epsilon is too small for this number of features: the noise scale "
@@ -114,7 +118,11 @@ def naive_bayes_sensitivity(n_features: int) -> dict[str, float]:
         ``{"counts": 1, "sums": D / 2, "squares": D / 4, "total": 1 + 3 D / 4}`` for features
         rescaled to ``[-1/2, 1/2]`` (see the module notes).
     """
-    if isinstance(n_features, bool) or not isinstance(n_features, int | np.integer) or n_features < 1:
+    if (
+        isinstance(n_features, bool)
+        or not isinstance(n_features, int | np.integer)
+        or n_features < 1
+    ):
         raise ValueError(f"n_features must be an integer >= 1, got {n_features!r}")
     d = float(n_features)
     return {"counts": 1.0, "sums": d / 2, "squares": d / 4, "total": 0.75 * d + 1.0}
@@ -267,11 +275,16 @@ class DPNaiveBayes(ClassifierProtocol):
                 "X must be a 2-D array (n_samples, n_features) with n_features >= 1 (an empty "
                 f"training set is np.empty((0, n_features))), got shape {X.shape}"
             )
+        refuse_masked(y, "y")
         y = np.asarray(y)
         if y.ndim != 1 or y.shape[0] != X.shape[0]:
-            raise ValueError(f"y must be 1-D with one label per row of X ({X.shape[0]}), got shape {y.shape}")
+            raise ValueError(
+                f"y must be 1-D with one label per row of X ({X.shape[0]}), got shape {y.shape}"
+            )
         # A fraction of (upper - lower)^2, which bounds no variance on [lower, upper] above 1/4.
-        floor = check_real(self.var_floor, "var_floor", minimum=0.0, open_minimum=True, maximum=0.25)
+        floor = check_real(
+            self.var_floor, "var_floor", minimum=0.0, open_minimum=True, maximum=0.25
+        )
         n_features = X.shape[1]
         lower, upper = _check_bounds_arrays(self.bounds, n_features)
         if self.classes is None:
@@ -288,10 +301,13 @@ class DPNaiveBayes(ClassifierProtocol):
             )
             classes = np.unique(y)
         else:
+            refuse_masked(self.classes, "classes")
             classes = np.unique(np.asarray(self.classes))
             unknown = ~np.isin(y, classes)
             if np.any(unknown):
-                raise ValueError(f"y contains labels not in classes, e.g. {y[np.argmax(unknown)]!r}")
+                raise ValueError(
+                    f"y contains labels not in classes, e.g. {y[np.argmax(unknown)]!r}"
+                )
         sens = naive_bayes_sensitivity(n_features)
         eps_counts = epsilon * COUNT_FRACTION
         eps_stats = epsilon - eps_counts
@@ -363,7 +379,9 @@ class DPNaiveBayes(ClassifierProtocol):
         log_prior = np.log(self.class_prior_)
         # log N(x; mu, var) summed over features, for every (sample, class) pair.
         diff = X[:, None, :] - self.theta_[None, :, :]
-        log_lik = -0.5 * np.sum(np.log(2 * np.pi * self.var_)[None] + diff**2 / self.var_[None], axis=2)
+        log_lik = -0.5 * np.sum(
+            np.log(2 * np.pi * self.var_)[None] + diff**2 / self.var_[None], axis=2
+        )
         return log_prior[None, :] + log_lik
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
@@ -380,4 +398,3 @@ class DPNaiveBayes(ClassifierProtocol):
         """Most probable class for each row of ``X``."""
         jll = self._joint_log_likelihood(X)
         return self.classes_[np.argmax(jll, axis=1)]
-

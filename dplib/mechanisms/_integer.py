@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from dplib._validation import check_positive, check_sensitivity, check_size
+from dplib._validation import check_positive, check_sensitivity, check_size, refuse_masked
 
 __all__ = ["MAX_SCALE"]
 
@@ -63,6 +63,7 @@ def _check_integer_values(value: Any, name: str = "value") -> np.ndarray:
     """Return ``value`` as an int64 array; refuse booleans, non-integers, NaN and huge values."""
     if isinstance(value, bool | np.bool_):
         raise TypeError(f"{name} must be an integer or an array of integers, got bool")
+    refuse_masked(value, name)
     try:
         arr = np.asarray(value)
     except (TypeError, ValueError) as exc:  # ragged nested sequences

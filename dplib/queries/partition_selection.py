@@ -48,7 +48,14 @@ from typing import Any
 
 import numpy as np
 
-from dplib._validation import as_generator, check_delta, check_epsilon, check_integer, check_real
+from dplib._validation import (
+    as_generator,
+    check_delta,
+    check_epsilon,
+    check_integer,
+    check_real,
+    refuse_masked,
+)
 from dplib.accounting.rdp import zcdp_to_dp
 from dplib.mechanisms._count_noise import noise_scale
 from dplib.mechanisms._exact import _exp_neg_fixed
@@ -150,6 +157,7 @@ def partition_keep_probability(
     >>> round(float(partition_keep_probability(8, 0.5, 0.02)), 8)  # Google's test figure
     0.86807081
     """
+    refuse_masked(n, "n")
     counts = np.asarray(n)
     if counts.dtype.kind not in "iuf" or isinstance(n, bool):
         raise TypeError(f"n must be an integer or an array of integers >= 0, got {n!r}")

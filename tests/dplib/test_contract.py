@@ -648,3 +648,71 @@ def test_numpy_bit_generators_are_accepted():
     ):
         out = dplib.private_count([1.0, 2.0], 1.0, rng=np.random.Generator(bits(7)))
         assert np.isfinite(out)
+
+
+# ----------------------------------------------------------------------------- masked arrays
+#
+# Issue 49: np.asarray drops a mask silently, so local_sensitivity(np.ma.array([1, 2, 99],
+# mask=[0, 0, 1]), 0, 10) counted the masked 99. Every argument whose baseline is an array of
+# numbers, given as a masked array with one masked entry, is refused with an error that names it
+# and says it is masked (dplib._validation.refuse_masked), before any draw.
+
+#: Not yet refused, with the reason: dplib/accounting is being reworked in parallel (issue 49's
+#: brief leaves it to that work); its RDP orders and curves still read through the mask.
+MASKED_NOT_YET = {
+    ("rdp_gaussian", "orders"),
+    ("rdp_subsampled_gaussian", "orders"),
+    ("rdp_to_dp", "orders"),
+    ("rdp_to_dp", "rdp"),
+}
+
+
+def _masked_slots() -> list[tuple[str, tuple[str, str], Any]]:
+    out = []
+    for name in sorted(BASELINES):
+        base = BASELINES[name]
+        obj = getattr(dplib, name)
+        stages = [("call", _bind(obj, base.args, base.kwargs, None, None))]
+        if base.method:
+            method = getattr(obj, base.method)
+            stages.append((base.method, _bind(method, base.m_args, base.m_kwargs, None, None)))
+        for stage, bound in stages:
+            for param, value in bound.arguments.items():
+                if not isinstance(value, list | np.ndarray):
+                    continue
+                try:
+                    arr = np.asarray(value)
+                except ValueError:  # ragged: a list of arrays
+                    continue
+                if arr.dtype.kind in "biuf" and arr.size and arr.ndim:
+                    mask = np.zeros(arr.shape, dtype=bool)
+                    mask.flat[0] = True
+                    out.append((name, (stage, param), np.ma.array(arr, mask=mask)))
+    return out
+
+
+def _masked_verdict(name: str, slot: tuple[str, str], value: Any) -> str | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _invoke(name, slot, value)
+    except (TypeError, ValueError) as exc:
+        if names(str(exc), slot[1]) and "masked" in str(exc):
+            return None
+        return f"{type(exc).__name__} without the reason: {str(exc)[:150]}"
+    except BaseException as exc:  # noqa: BLE001
+        return f"raises {type(exc).__name__}"
+    return "accepted: the mask was dropped"
+
+
+def test_a_masked_array_is_refused_wherever_data_enters():
+    targets = [t for t in _masked_slots() if (t[0], t[1][1]) not in MASKED_NOT_YET]
+    assert len(targets) >= 60
+    calls = [functools.partial(_masked_verdict, *t) for t in targets]
+    outcomes = hostile.run_isolated(calls, time_limit=TIME_LIMIT, memory_limit=MEMORY_LIMIT)
+    bad = [
+        f"{name}({slot[1]}=masked): {outcome}"
+        for (name, slot, _), outcome in zip(targets, outcomes, strict=True)
+        if outcome
+    ]
+    assert not bad, f"{len(bad)} of {len(targets)}: " + "; ".join(bad[:6])

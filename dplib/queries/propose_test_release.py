@@ -31,6 +31,7 @@ Neighbours are replace-one (``n`` public), as for the local sensitivities this r
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 import numpy as np
@@ -42,7 +43,6 @@ from dplib._validation import (
     check_delta,
     check_epsilon,
     check_positive,
-    check_representable,
 )
 from dplib.mechanisms.discrete import discrete_laplace_mechanism
 
@@ -157,7 +157,13 @@ def ptr_threshold(epsilon: float, delta: float) -> float:
     # in log space: 1 / delta overflows for a subnormal delta (ln(1 / 5e-324) = 744.4), and
     # epsilon / 2 underflows to 0 for epsilon = 5e-324 (issue 49)
     threshold = -math.log(dl) * 2.0 / eps
-    return float(check_representable(threshold, "the threshold 2 ln(1 / delta) / epsilon", epsilon))
+    if not math.isfinite(threshold):
+        smallest = -math.log(dl) * 2.0 / sys.float_info.max
+        raise ValueError(
+            f"epsilon must be a finite number >= 2 ln(1 / delta) / 1.8e308 = {smallest:.3g} (the "
+            f"threshold 2 ln(1 / delta) / epsilon must be a double), got epsilon={epsilon!r}"
+        )
+    return threshold
 
 
 def ptr_median(

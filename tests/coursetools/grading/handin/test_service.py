@@ -805,3 +805,50 @@ def test_the_command_grades_for_real_and_keeps_what_it_writes_private(tmp_path):
     for path in [grades, grades.with_suffix(".json"), *(tmp_path / "out" / "feedback").rglob("*.html")]:
         assert path.stat().st_mode & 0o007 == 0, f"{path} is world-readable"
     assert umask() == before  # the process's umask is left as it was
+
+
+def _cpu_groups() -> bool:
+    from coursetools.grading.sandboxed import limits
+    from coursetools.grading.sandboxed import sandbox as sbx
+
+    return os.geteuid() == 0 and sbx.detect_mode() != "rlimit" and limits.cgroup_support() != "none"
+
+
+@pytest.mark.skipif(not _cpu_groups(), reason="needs root and control groups (the sandbox's CPU meter)")
+def test_a_notebook_that_sleeps_between_bursts_holds_one_worker_for_the_wall_and_a_classmate_is_served(tmp_path):
+    """The review's stall, with the real grader and two workers: mallory's answers compute 20 ms
+    then sleep 80 ms, for ever. Her run is cut by the 15 s hand-in wall; it is not starved (her
+    threads hardly waited), so it is not graded again alone: ada, who hands in as mallory's run is
+    cut, has her page within 15 s (it came 134 s later: the alone pass stopped everyone)."""
+    from coursetools.grading.classroom import executors
+    from coursetools.grading.grade import Options, grade_job
+
+    bursts = fill_answers(copy.deepcopy(RELEASE))
+    bursts.cells.insert(0, nbformat.v4.new_code_cell(
+        "import time\nwhile True:\n    _t = time.process_time()\n    while time.process_time() - _t < 0.02:\n"
+        "        pass\n    time.sleep(0.08)\n"))
+    config = ServiceConfig(
+        exchange_root=tmp_path / "exchange", course_id="dp", source_root=PILOT.parent,
+        state_dir=tmp_path / "state", check_owner=False, settle_seconds=0, workers=2,
+        options=Options(cell_timeout=60, notebook_timeout=120, notebook_wall=15.0),
+    )
+    log = []
+    with executors.Pool(workers=2) as pool:
+        service = HandinService(config, grade=grade_job, pool=pool, log=log.append)
+        _, mallory = _hand_in(config.inbound, "mallory", bursts)
+        service.run_once()
+        started = time.monotonic()
+        while service.in_flight and time.monotonic() - started < 60:  # until her run is cut
+            service.run_once(wait=0.2)
+        _, ada = _hand_in(config.inbound, "ada", fill_answers(copy.deepcopy(RELEASE)))
+        handed_in = time.monotonic()
+        while _page(tmp_path / "exchange", ada) is None and time.monotonic() - handed_in < 60:
+            service.run_once(wait=0.2)
+        latency = time.monotonic() - handed_in
+        service.drain(poll_seconds=0.2)
+    rows = {r.student: r for r in service.queue.rows()}
+    assert latency < 15, (latency, log)
+    assert rows["ada"].score == 7
+    assert rows["mallory"].state == "graded" and not rows["mallory"].alone, log  # graded once
+    assert rows["mallory"].finished - rows["mallory"].started < 15 + 30  # the wall, and the grader's start-up
+    assert not any("graded once more" in line for line in log), log

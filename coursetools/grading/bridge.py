@@ -348,8 +348,10 @@ def decode(
         except TypeError:
             raise BoundaryError("unhashable dict key") from None
     if tag == "bytes":
+        if type(v) is not str:  # str(None) is valid base64: never a value the sender did not send
+            raise BoundaryError("malformed bytes")
         try:
-            raw = base64.b64decode(str(v).encode("ascii"), validate=True)
+            raw = base64.b64decode(v.encode("ascii"), validate=True)
         except Exception:  # noqa: BLE001
             raise BoundaryError("malformed bytes") from None
         budget.spend(0, len(raw))
@@ -366,6 +368,8 @@ def decode(
             raise BoundaryError("malformed slice")
         return slice(*(decode(x, **kw) for x in v))
     if tag == "ellipsis":
+        if v is not None:
+            raise BoundaryError("malformed ellipsis")
         return Ellipsis
     if tag == "gen":
         state = decode(tree.get("state"), **kw)

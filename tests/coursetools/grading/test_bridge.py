@@ -296,3 +296,113 @@ def test_a_handle_carries_no_name_the_student_chose():
     assert "HIDDEN" not in server.last and "g0.1" not in server.last
     made = bridge.decode(bridge.loads(server.last)["value"], make_handle=lambda *a: a)
     assert made == [(2, "object")]
+
+
+# ------------------------------------------------------- the decoder under fire (the hostile harness)
+
+#: what the trusted runner may spend on one reply: its memory cap, and a few CPU seconds
+DECODE_CPU_SECONDS = 5.0
+
+
+def _zeros(n: int) -> str:
+    return "[" + ",".join(["0"] * n) + "]"
+
+
+def _deep(n: int) -> str:
+    return "[" * n + "]" * n
+
+
+#: JSON values a student's kernel can put where a tag's ``v`` (or a nest's kinds) goes, as text
+HOSTILE_VALUES = {
+    "1e309": "1e309", "-1e309": "-1e309", "NaN": "NaN", "-Infinity": "-Infinity", "-0.0": "-0.0",
+    "10**400": str(10**400), "10**5000": "1" + "0" * 5000, "a string": '"1e309"', "null": "null",
+    "a dict": '{"$":"nest"}', "deep": _deep(bridge.MAX_DEPTH + 2), "very deep": _deep(200_000),
+    "long": _zeros(bridge.MAX_PARTS - 10), "10^7 zeros": _zeros(10**7),
+}
+TAGS = ("nd", "np", "float", "nest", "tuple", "set", "frozenset", "dict", "bytes", "complex", "slice",
+        "ellipsis", "gen", "genref", "ref", "handle", "no such tag")
+
+
+def _verdict(text: str):
+    """What decoding ``text`` as the trusted runner does gave: ("error", why) or ("value", repr)."""
+    try:
+        value = bridge.decode(bridge.loads(text))
+    except bridge.BoundaryError as exc:
+        return ("error", str(exc)[:80])
+    except Exception as exc:  # noqa: BLE001 - anything else is the finding
+        return ("crash", f"{type(exc).__name__}: {str(exc)[:80]}")
+    return ("value", _summary(value))
+
+
+def _summary(value):
+    if isinstance(value, float):
+        return ("float", repr(value), math.copysign(1.0, value))
+    if isinstance(value, (list, tuple)) and len(value) > 20:
+        return (type(value).__name__, len(value))
+    return repr(value)[:200]
+
+
+def _run(texts: dict[str, str]) -> dict[str, object]:
+    from coursetools.grading.trusted.runner import RUNNER_MEMORY_BYTES
+
+    import hostile
+
+    calls = [lambda t=text: _verdict(t) for text in texts.values()]
+    got = hostile.run_isolated(calls, time_limit=DECODE_CPU_SECONDS, memory_limit=RUNNER_MEMORY_BYTES)
+    return dict(zip(texts, got, strict=True))
+
+
+def test_every_tag_given_hostile_values_is_a_boundary_error_or_a_value_within_the_runners_caps():
+    """Each tag (the nest's kinds too) with each hostile value, decoded in a forked child under the
+    runner's memory cap and a CPU limit: a BoundaryError or a value, never another exception, a
+    hang, or a death."""
+    texts = {}
+    for tag in TAGS:
+        for name, value in HOSTILE_VALUES.items():
+            texts[f"{tag}: v = {name}"] = '{"$":"%s","v":%s,"t":"l"}' % (tag, value)
+            if tag == "nest":
+                texts[f"nest: t = {name}"] = '{"$":"nest","v":[0],"t":%s}' % value
+    got = _run(texts)
+    bad = {k: v for k, v in got.items() if not (isinstance(v, tuple) and v[0] in ("error", "value"))}
+    assert not bad, bad
+    # the only values: containers of 1,999,990 zeros, under the caps (a set of them is {0}); "bytes"
+    # with v = null decoded to b'6\x89\xde' (base64 of the text "None") and "ellipsis" ignored v
+    values = {k for k, v in got.items() if v[0] == "value"}
+    long_ = {f"{tag}: v = long" for tag in ("nest", "tuple", "set", "frozenset")}
+    assert values == long_ | {"ellipsis: v = null"}, values  # null is "no v", as the encoder sends it
+
+
+def test_numbers_at_and_past_the_edges_decode_to_the_right_value_or_a_clear_error():
+    got = _run({
+        "1e309": "1e309", "-1e309": "-1e309", "NaN": "NaN", "tagged nan": '{"$":"float","v":"nan"}',
+        "-0.0": "-0.0", "nest of -0.0": '{"$":"nest","t":"t","v":[-0.0]}',
+        "10**400": str(10**400), "10**5000": "1" + "0" * 5000,
+        "nest of 1e309": '{"$":"nest","t":"tl","v":[1e309,[-1e309]]}',
+        "tagged 1e309": '{"$":"float","v":"1e309"}',
+        "complex 1e309": '{"$":"complex","v":["1e309","-0.0"]}',
+        "nest mixed kinds": '{"$":"nest","t":"tl","v":[1,[true,null,2.5,"x"]]}',
+        "nest kinds that do not match": '{"$":"nest","t":"ll","v":[1,2]}',
+        "nest kinds too long": '{"$":"nest","t":"%s","v":[0]}' % ("l" * 10**6),
+        "nest at the depth cap": '{"$":"nest","t":"%s","v":%s}' % ("t" * bridge.MAX_DEPTH, _deep(bridge.MAX_DEPTH)),
+        "nest past the depth cap": '{"$":"nest","t":"%s","v":%s}' % ("t" * (bridge.MAX_DEPTH + 2),
+                                                                    _deep(bridge.MAX_DEPTH + 2)),
+        "nest at the length cap": '{"$":"nest","t":"l","v":%s}' % _zeros(bridge.MAX_PARTS - 10),
+        "nest past the length cap": '{"$":"nest","t":"l","v":%s}' % _zeros(bridge.MAX_PARTS + 10),
+        "nest of 10^7 zeros": '{"$":"nest","t":"l","v":%s}' % _zeros(10**7),
+    })
+    inf, ninf = ("float", "inf", 1.0), ("float", "-inf", -1.0)
+    assert got["1e309"] == ("value", inf) and got["-1e309"] == ("value", ninf)  # JSON's own reading
+    assert got["NaN"][0] == "error"  # untagged NaN is not JSON
+    assert got["tagged nan"][0] == "value" and got["tagged nan"][1][1] == "nan"
+    assert got["-0.0"] == ("value", ("float", "-0.0", -1.0))  # the sign survives
+    assert got["nest of -0.0"] == ("value", "(-0.0,)")
+    assert got["10**400"] == ("value", repr(10**400)[:200])
+    assert got["10**5000"][0] == "error"  # past Python's 4,300-digit cap: refused, not a crash
+    assert got["nest of 1e309"] == ("value", "(inf, [-inf])")
+    assert got["tagged 1e309"][0] == "error"  # only nan, inf and -inf are tags
+    assert got["complex 1e309"] == ("value", "(inf-0j)")
+    for name in ("nest mixed kinds", "nest kinds that do not match", "nest kinds too long",
+                 "nest past the depth cap", "nest past the length cap", "nest of 10^7 zeros"):
+        assert got[name][0] == "error", (name, got[name])
+    assert got["nest at the depth cap"][0] == "value"
+    assert got["nest at the length cap"] == ("value", ("list", bridge.MAX_PARTS - 10))

@@ -64,6 +64,7 @@ __all__ = [
     "InboundSnapshot",
     "folder_key",
     "inbound_name_problem",
+    "guard_inbound",
     "lock_inbound",
     "Sighting",
     "snapshot_inbound",
@@ -261,6 +262,30 @@ def list_inbound(inbound: Path) -> list[InboundEntry]:
     finally:
         os.close(root_fd)
     return sorted(found, key=lambda e: (e.changed, e.key))
+
+
+def guard_inbound(inbound: Path) -> str:
+    """Make ``inbound`` as nbgrader makes it, and then some: nobody but its owner (and the
+    instructors' group, when it reads it) lists it, and nobody removes another's folder.
+
+    nbgrader's ``release_assignment`` makes ``inbound/`` ``2733``, so that a student can hand in
+    but cannot list the other students' folder names; an exchange made by hand (``1777``) lets
+    every student list every name. Other users' read bit is taken off and the sticky bit put on
+    (as root, the hand-in service's user on a real hub); returns what was changed (``""`` for
+    nothing), never raises.
+    """
+    try:
+        st = os.stat(inbound, follow_symlinks=False)
+        if not stat.S_ISDIR(st.st_mode):
+            return ""
+        mode = stat.S_IMODE(st.st_mode)
+        wanted = (mode & ~0o004) | stat.S_ISVTX
+        if wanted == mode:
+            return ""
+        os.chmod(inbound, wanted)
+        return f"{oct(mode)} -> {oct(wanted)}"
+    except OSError:
+        return ""
 
 
 @dataclass(frozen=True)

@@ -24,20 +24,31 @@ Trust: the exchange's ``inbound/`` is written by students, so every folder is ho
   belong to the operating-system user it names, or it is refused unread; such a folder never
   stands for that student's submission (:data:`~coursetools.grading.handin.queue.NOT_THEIRS`).
   On a one-account demo hub every folder is the hub's: the check is off there.
+- **Nothing rests on a secret name**: an ``inbound/`` every user can list is made unlistable (as
+  nbgrader's release makes it, ``2733``, with the sticky bit:
+  :func:`~coursetools.grading.classroom.collect.guard_inbound`); a folder the service is about to
+  read loses group and other write at once (nbgrader's submit leaves it ``0777``:
+  :func:`~coursetools.grading.classroom.collect.lock_inbound`), so no classmate can touch it or
+  swap its files afterwards; the notebook and metadata must belong to the folder's owner and be
+  writable by nobody else, or the folder is refused ``owner``.
 - **What arrived is what is graded**: a folder is taken once it has settled (nothing in it
   changed for ``settle_seconds``: nbgrader's submit fills it file by file), read as ``make
   grade`` reads a student's folder (:func:`coursetools.grading.classroom.collect.snapshot_inbound`:
   no link followed, regular files only, capped), and its notebook copied into the service's
-  private state with its SHA-256 recorded; the copy is graded. Its arrival is the latest inode
-  change time of the folder and of the files it is made of, so a notebook edited in place after
-  the deadline arrives after the deadline.
+  private state with its SHA-256 recorded; the copy is graded. Read once, then checked: the
+  notebook is opened and read, and only then are the times taken (``fstat`` on the open files and
+  the folder); a change during the read leaves the folder for a later round. Its arrival is the
+  latest inode change time of the folder (the service's own ``chmod`` undone) and of the files
+  read, so a notebook edited, or renamed into place, after the deadline arrives after it.
 - **A flood costs its author**: per round, only the newest new folder of each student and
   assignment is read (older ones are refused unread, ``superseded``, with no page), and a newer
   admitted submission replaces one still waiting: a student's 3,000 folders cost one read and
   one grading.
 - **A stalled notebook holds one worker**: submissions are graded by a pool of ``workers`` and
   each is recorded the moment it finishes; the hand-in service's jobs carry a wall-clock budget
-  (``Options.notebook_wall``) well below the notebook's own limit.
+  (``Options.notebook_wall``) well below the notebook's own limit. One cut by it while it waited
+  for a CPU (``starved``: :mod:`coursetools.grading.sandboxed.budget`) is graded once more, by one
+  worker, with the same wall: at most two walls of one worker, never the class's time.
 - **Private**: the feedback folder is ``0711`` as nbgrader's ``release_feedback`` makes it (a page
   is fetched by its hash, nobody lists the folder), pages ``0644``; the state folder ``0700``.
 """
@@ -178,6 +189,10 @@ class HandinService:
         module docstring).
         """
         now = self.clock()
+        changed = collect.guard_inbound(self.config.inbound)
+        if changed:
+            self.log(f"handin: {self.config.inbound} could be listed by every user: mode {changed} "
+                     "(as nbgrader's release makes it: students hand in, nobody lists the names)")
         known = self.queue.folders()
         sightings = self.queue.sightings()
         unread: list[tuple[str, str, str, float, str]] = []

@@ -170,7 +170,18 @@ def jobs(klass):
     options = Options(**OPTIONS, hide=pipeline.hide_list(out, canary.parent))
     found, warnings = cli.collect_jobs(out, PILOT_ROOT, options)
     assert not warnings
-    return found
+    # h_flood's cell costs its kernel 8.4 CPU-s (measured: its prints 3.6, its 128 MiB error 5.0),
+    # right at the class's 8 s cell limit: it timed out on its own CPU in 1 run of 6 (and 2 of 2 on a
+    # busy machine), so the test measured the fixture's limit, not the drop. Its limit is set well
+    # above its cost: the reason must then be the dropped reply, whatever the load.
+    return [
+        dataclasses.replace(j, options=dataclasses.replace(j.options, cell_timeout=FLOOD_CELL_SECONDS))
+        if j.student == "h_flood" else j
+        for j in found
+    ]
+
+
+FLOOD_CELL_SECONDS = 20.0
 
 
 @pytest.fixture(scope="module")

@@ -737,6 +737,26 @@ def test_a_classmate_who_touches_a_listable_folder_changes_nothing(shared_tmp):
 
 
 @needs_root
+def test_an_inbound_every_user_can_list_is_made_unlistable_as_nbgrader_makes_it(shared_tmp):
+    """``inbound/`` made 1777 by hand: the service takes other users' read off (nbgrader's own is
+    2733) and keeps the sticky bit; a classmate can no longer list the names, and still hands in."""
+    service, _ = _service(shared_tmp)
+    inbound = service.config.inbound
+    inbound.mkdir(parents=True)
+    for path in (inbound.parent.parent, inbound.parent):
+        os.chmod(path, 0o755)
+    os.chmod(inbound, 0o1777)
+    _hand_in(inbound, "ada", RELEASE)
+    before = _as_nobody('ls "$1" >/dev/null 2>&1 && echo listed || echo refused', str(inbound)).communicate()[0]
+    service.run_once()
+    mode = inbound.stat().st_mode
+    after = _as_nobody('ls "$1" >/dev/null 2>&1 && echo listed || echo refused', str(inbound)).communicate()[0]
+    handed = _as_nobody('mkdir "$1/bob+pilot+x" && echo made', str(inbound)).communicate()[0]
+    assert (before.strip(), after.strip(), handed.strip()) == ("listed", "refused", "made")
+    assert mode & 0o004 == 0 and mode & 0o1000
+
+
+@needs_root
 @pytest.mark.parametrize("when", ["before the service sees it", "after"])
 def test_a_classmate_who_swaps_the_notebook_of_a_listable_folder_changes_nothing(shared_tmp, when):
     """The classmate renames a notebook of his own over the victim's (``check_owner`` looked at the

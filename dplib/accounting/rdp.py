@@ -32,7 +32,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import optimize, special
 
-from dplib._validation import check_delta, check_positive, check_probability
+from dplib._validation import check_delta, check_positive, check_probability, refuse_masked
 
 __all__ = [
     "DEFAULT_RDP_ORDERS",
@@ -80,6 +80,7 @@ def _check_orders(orders: Any, *, allow_one: bool = False) -> np.ndarray:
     """Return the orders as a float array; each must be a finite number > 1 (>= 1 if allowed)."""
     if isinstance(orders, str | bytes) or orders is None:
         raise TypeError(f"orders must be a number or an array of numbers, got {type(orders).__name__}")
+    refuse_masked(orders, "orders")
     raw = np.asarray(orders) if not isinstance(orders, np.ndarray) else orders
     if raw.dtype.kind not in "biuf":
         raise TypeError(f"orders must be real numbers, got values of dtype {raw.dtype}")
@@ -359,6 +360,7 @@ def rdp_to_dp(
     alphas = _check_orders(orders, allow_one=True).ravel()
     if isinstance(rdp, str | bytes) or rdp is None:
         raise TypeError(f"rdp must be a number or an array of numbers, got {type(rdp).__name__}")
+    refuse_masked(rdp, "rdp")
     raw = rdp if isinstance(rdp, np.ndarray) else np.asarray(rdp)
     if raw.dtype.kind not in "iuf":  # strings such as ['0.1', '0.2'], booleans, objects
         raise TypeError(f"rdp must be real numbers (not strings or booleans), got values of dtype {raw.dtype}")

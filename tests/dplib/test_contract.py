@@ -657,14 +657,9 @@ def test_numpy_bit_generators_are_accepted():
 # numbers, given as a masked array with one masked entry, is refused with an error that names it
 # and says it is masked (dplib._validation.refuse_masked), before any draw.
 
-#: Not yet refused, with the reason: dplib/accounting is being reworked in parallel (issue 49's
-#: brief leaves it to that work); its RDP orders and curves still read through the mask.
-MASKED_NOT_YET = {
-    ("rdp_gaussian", "orders"),
-    ("rdp_subsampled_gaussian", "orders"),
-    ("rdp_to_dp", "orders"),
-    ("rdp_to_dp", "rdp"),
-}
+#: Arguments not yet refused when masked, with the reason (none left: the RDP orders and curves
+#: are refused too).
+MASKED_NOT_YET: set[tuple[str, str]] = set()
 
 
 def _masked_slots() -> list[tuple[str, tuple[str, str], Any]]:

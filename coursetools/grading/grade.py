@@ -325,8 +325,10 @@ class _Grader:
             wall_factor=options.wall_factor,
             wall=options.notebook_wall,
         )
-        self.starved = False  # a limit reached on the wall clock while waiting for a CPU (budget module)
-        self.wall_cut: dict[str, float] = {}  # figures of a budget cut by the wall clock (the starved one's)
+        # a limit reached on the wall clock while waiting for a CPU (budget module), and the
+        # figures of a budget cut by the wall clock (the starved one's, when one was)
+        self.starved = False
+        self.wall_cut: dict[str, float] = {}
         self.kernel = KernelSession(spec)
         self.runner: TrustedRunner | None = None
         self.home = spec.home
@@ -550,7 +552,11 @@ class _Grader:
 
     def _note(self, budget: Budget) -> None:
         """Keep what a budget cut by the wall clock says: starved (budget module), and its figures."""
-        if budget.ended == "wall" and budget.meter is not None and (budget.starved or not self.starved):
+        if (
+            budget.ended == "wall"
+            and budget.meter is not None
+            and (budget.starved or not self.starved)
+        ):
             self.wall_cut = budget.figures()  # the starved budget's figures, when one was
             self.starved |= budget.starved
 

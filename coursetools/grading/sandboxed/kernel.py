@@ -61,8 +61,10 @@ MAX_CELL_REPLY_BYTES = 4 * 1024**2  # a cell's reply: its status (and a tracebac
 POLL_SECONDS = 0.2
 CUT_PROBES = 5  # probes after a dropped connection, a pause apart (see KernelSession._after_cut)
 IOPUB_QUEUE = 64  # messages queued for the display run: with the size cap, a bounded memory
-CUT_PROBE_SECONDS = 10.0  # wall seconds for the probes after a cut, whatever is left of the cell's budget
-LATE_READS = 64  # messages read after the budget ran out before the answer is "timeout" (a kernel flooding replies)
+# wall seconds for the probes after a cut, whatever is left of the cell's budget
+CUT_PROBE_SECONDS = 10.0
+# messages read after the budget ran out before the answer is "timeout" (a kernel flooding replies)
+LATE_READS = 64
 RESUBSCRIBE_SECONDS = 60.0  # after a cut, how long a fresh subscription may take to carry a probe
 
 
@@ -358,7 +360,8 @@ class KernelSession:
                 if late > LATE_READS:
                     return Outcome("timeout")
             try:
-                events = dict(await poller.poll(0 if expired else int(max(0.0, min(left, POLL_SECONDS)) * 1000)))
+                wait_ms = 0 if expired else int(max(0.0, min(left, POLL_SECONDS)) * 1000)
+                events = dict(await poller.poll(wait_ms))
                 if capture and self.iopub in events and self._drain_iopub(msg_id) == "idle":
                     idle = True  # it may come before the reply is read: the cell is done
                 ready = socket in events

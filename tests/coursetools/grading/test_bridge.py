@@ -314,13 +314,40 @@ def _deep(n: int) -> str:
 
 #: JSON values a student's kernel can put where a tag's ``v`` (or a nest's kinds) goes, as text
 HOSTILE_VALUES = {
-    "1e309": "1e309", "-1e309": "-1e309", "NaN": "NaN", "-Infinity": "-Infinity", "-0.0": "-0.0",
-    "10**400": str(10**400), "10**5000": "1" + "0" * 5000, "a string": '"1e309"', "null": "null",
-    "a dict": '{"$":"nest"}', "deep": _deep(bridge.MAX_DEPTH + 2), "very deep": _deep(200_000),
-    "long": _zeros(bridge.MAX_PARTS - 10), "10^7 zeros": _zeros(10**7),
+    "1e309": "1e309",
+    "-1e309": "-1e309",
+    "NaN": "NaN",
+    "-Infinity": "-Infinity",
+    "-0.0": "-0.0",
+    "10**400": str(10**400),
+    "10**5000": "1" + "0" * 5000,
+    "a string": '"1e309"',
+    "null": "null",
+    "a dict": '{"$":"nest"}',
+    "deep": _deep(bridge.MAX_DEPTH + 2),
+    "very deep": _deep(200_000),
+    "long": _zeros(bridge.MAX_PARTS - 10),
+    "10^7 zeros": _zeros(10**7),
 }
-TAGS = ("nd", "np", "float", "nest", "tuple", "set", "frozenset", "dict", "bytes", "complex", "slice",
-        "ellipsis", "gen", "genref", "ref", "handle", "no such tag")
+TAGS = (
+    "nd",
+    "np",
+    "float",
+    "nest",
+    "tuple",
+    "set",
+    "frozenset",
+    "dict",
+    "bytes",
+    "complex",
+    "slice",
+    "ellipsis",
+    "gen",
+    "genref",
+    "ref",
+    "handle",
+    "no such tag",
+)
 
 
 def _verdict(text: str):
@@ -343,12 +370,14 @@ def _summary(value):
 
 
 def _run(texts: dict[str, str]) -> dict[str, object]:
-    from coursetools.grading.trusted.runner import RUNNER_MEMORY_BYTES
-
     import hostile
 
+    from coursetools.grading.trusted.runner import RUNNER_MEMORY_BYTES
+
     calls = [lambda t=text: _verdict(t) for text in texts.values()]
-    got = hostile.run_isolated(calls, time_limit=DECODE_CPU_SECONDS, memory_limit=RUNNER_MEMORY_BYTES)
+    got = hostile.run_isolated(
+        calls, time_limit=DECODE_CPU_SECONDS, memory_limit=RUNNER_MEMORY_BYTES
+    )
     return dict(zip(texts, got, strict=True))
 
 
@@ -359,37 +388,51 @@ def test_every_tag_given_hostile_values_is_a_boundary_error_or_a_value_within_th
     texts = {}
     for tag in TAGS:
         for name, value in HOSTILE_VALUES.items():
-            texts[f"{tag}: v = {name}"] = '{"$":"%s","v":%s,"t":"l"}' % (tag, value)
+            texts[f"{tag}: v = {name}"] = f'{{"$":"{tag}","v":{value},"t":"l"}}'
             if tag == "nest":
-                texts[f"nest: t = {name}"] = '{"$":"nest","v":[0],"t":%s}' % value
+                texts[f"nest: t = {name}"] = f'{{"$":"nest","v":[0],"t":{value}}}'
     got = _run(texts)
-    bad = {k: v for k, v in got.items() if not (isinstance(v, tuple) and v[0] in ("error", "value"))}
+    bad = {
+        k: v for k, v in got.items() if not (isinstance(v, tuple) and v[0] in ("error", "value"))
+    }
     assert not bad, bad
     # the only values: containers of 1,999,990 zeros, under the caps (a set of them is {0}); "bytes"
     # with v = null decoded to b'6\x89\xde' (base64 of the text "None") and "ellipsis" ignored v
     values = {k for k, v in got.items() if v[0] == "value"}
     long_ = {f"{tag}: v = long" for tag in ("nest", "tuple", "set", "frozenset")}
-    assert values == long_ | {"ellipsis: v = null"}, values  # null is "no v", as the encoder sends it
+    assert values == long_ | {"ellipsis: v = null"}, (
+        values
+    )  # null is "no v", as the encoder sends it
 
 
 def test_numbers_at_and_past_the_edges_decode_to_the_right_value_or_a_clear_error():
-    got = _run({
-        "1e309": "1e309", "-1e309": "-1e309", "NaN": "NaN", "tagged nan": '{"$":"float","v":"nan"}',
-        "-0.0": "-0.0", "nest of -0.0": '{"$":"nest","t":"t","v":[-0.0]}',
-        "10**400": str(10**400), "10**5000": "1" + "0" * 5000,
-        "nest of 1e309": '{"$":"nest","t":"tl","v":[1e309,[-1e309]]}',
-        "tagged 1e309": '{"$":"float","v":"1e309"}',
-        "complex 1e309": '{"$":"complex","v":["1e309","-0.0"]}',
-        "nest mixed kinds": '{"$":"nest","t":"tl","v":[1,[true,null,2.5,"x"]]}',
-        "nest kinds that do not match": '{"$":"nest","t":"ll","v":[1,2]}',
-        "nest kinds too long": '{"$":"nest","t":"%s","v":[0]}' % ("l" * 10**6),
-        "nest at the depth cap": '{"$":"nest","t":"%s","v":%s}' % ("t" * bridge.MAX_DEPTH, _deep(bridge.MAX_DEPTH)),
-        "nest past the depth cap": '{"$":"nest","t":"%s","v":%s}' % ("t" * (bridge.MAX_DEPTH + 2),
-                                                                    _deep(bridge.MAX_DEPTH + 2)),
-        "nest at the length cap": '{"$":"nest","t":"l","v":%s}' % _zeros(bridge.MAX_PARTS - 10),
-        "nest past the length cap": '{"$":"nest","t":"l","v":%s}' % _zeros(bridge.MAX_PARTS + 10),
-        "nest of 10^7 zeros": '{"$":"nest","t":"l","v":%s}' % _zeros(10**7),
-    })
+    got = _run(
+        {
+            "1e309": "1e309",
+            "-1e309": "-1e309",
+            "NaN": "NaN",
+            "tagged nan": '{"$":"float","v":"nan"}',
+            "-0.0": "-0.0",
+            "nest of -0.0": '{"$":"nest","t":"t","v":[-0.0]}',
+            "10**400": str(10**400),
+            "10**5000": "1" + "0" * 5000,
+            "nest of 1e309": '{"$":"nest","t":"tl","v":[1e309,[-1e309]]}',
+            "tagged 1e309": '{"$":"float","v":"1e309"}',
+            "complex 1e309": '{"$":"complex","v":["1e309","-0.0"]}',
+            "nest mixed kinds": '{"$":"nest","t":"tl","v":[1,[true,null,2.5,"x"]]}',
+            "nest kinds that do not match": '{"$":"nest","t":"ll","v":[1,2]}',
+            "nest kinds too long": '{"$":"nest","t":"%s","v":[0]}' % ("l" * 10**6),
+            "nest at the depth cap": '{{"$":"nest","t":"{}","v":{}}}'.format(
+                "t" * bridge.MAX_DEPTH, _deep(bridge.MAX_DEPTH)
+            ),
+            "nest past the depth cap": '{{"$":"nest","t":"{}","v":{}}}'.format(
+                "t" * (bridge.MAX_DEPTH + 2), _deep(bridge.MAX_DEPTH + 2)
+            ),
+            "nest at the length cap": f'{{"$":"nest","t":"l","v":{_zeros(bridge.MAX_PARTS - 10)}}}',
+            "nest past the length cap": f'{{"$":"nest","t":"l","v":{_zeros(bridge.MAX_PARTS + 10)}}}',
+            "nest of 10^7 zeros": f'{{"$":"nest","t":"l","v":{_zeros(10**7)}}}',
+        }
+    )
     inf, ninf = ("float", "inf", 1.0), ("float", "-inf", -1.0)
     assert got["1e309"] == ("value", inf) and got["-1e309"] == ("value", ninf)  # JSON's own reading
     assert got["NaN"][0] == "error"  # untagged NaN is not JSON
@@ -401,8 +444,14 @@ def test_numbers_at_and_past_the_edges_decode_to_the_right_value_or_a_clear_erro
     assert got["nest of 1e309"] == ("value", "(inf, [-inf])")
     assert got["tagged 1e309"][0] == "error"  # only nan, inf and -inf are tags
     assert got["complex 1e309"] == ("value", "(inf-0j)")
-    for name in ("nest mixed kinds", "nest kinds that do not match", "nest kinds too long",
-                 "nest past the depth cap", "nest past the length cap", "nest of 10^7 zeros"):
+    for name in (
+        "nest mixed kinds",
+        "nest kinds that do not match",
+        "nest kinds too long",
+        "nest past the depth cap",
+        "nest past the length cap",
+        "nest of 10^7 zeros",
+    ):
         assert got[name][0] == "error", (name, got[name])
     assert got["nest at the depth cap"][0] == "value"
     assert got["nest at the length cap"] == ("value", ("list", bridge.MAX_PARTS - 10))

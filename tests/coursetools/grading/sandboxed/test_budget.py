@@ -126,7 +126,7 @@ def test_run_queue_waiting_is_read_from_proc_for_every_thread():
     """A busy loop pinned to one CPU beside another busy loop waits about half the time; one that
     sleeps waits for (almost) nothing."""
     cpu = sorted(os.sched_getaffinity(0))[0]
-    spin = "import os, time\nos.sched_setaffinity(0, {%d})\nt = time.monotonic()\nwhile time.monotonic() - t < 30: pass\n" % cpu
+    spin = f"import os, time\nos.sched_setaffinity(0, {{{cpu}}})\nt = time.monotonic()\nwhile time.monotonic() - t < 30: pass\n"
     hog = subprocess.Popen([sys.executable, "-c", spin])
     busy = subprocess.Popen([sys.executable, "-c", spin])
     asleep = subprocess.Popen([sys.executable, "-c", "import time\ntime.sleep(30)"])
@@ -263,7 +263,7 @@ class _Hogs:
     def __enter__(self):
         self.before = os.sched_getaffinity(0)
         self.cpu = min(self.before)
-        spin = "import os\nos.sched_setaffinity(0, {%d})\nwhile True: pass\n" % self.cpu
+        spin = f"import os\nos.sched_setaffinity(0, {{{self.cpu}}})\nwhile True: pass\n"
         # each in a session of its own: Linux's autogroup shares a CPU between sessions first
         self.procs = [subprocess.Popen([sys.executable, "-c", spin], start_new_session=True) for _ in range(self.n)]
         os.sched_setaffinity(0, {self.cpu})

@@ -219,13 +219,16 @@ def _lattice_plan(x: Any, lower: Any, upper: Any, epsilon: Any, delta: Any):
     m = (n + 1) // 2
     bits = _mantissa_bits(beta)
     beta0 = beta - math.ldexp(1.0, 1 - bits)  # >= 7/8 beta
+    # A refusal is an output: it is decided on the largest scale any table could need (the
+    # smooth sensitivity is at most the whole range, ``top`` grid units), never on this one's.
+    largest = _round_up(max(float(top), _SCALE_FLOOR), bits) / Fraction(alpha)
+    if largest > _MAX_UNITS_SCALE:
+        raise ValueError(
+            f"the noise scale could reach {float(largest):.3g} grid steps of {step!r}, beyond the "
+            f"exact sampler's 2**40: epsilon={epsilon!r} is too small for the range"
+        )
     smooth = _smooth_median(padded, n, m, beta0)
     scale = _round_up(max(smooth, _SCALE_FLOOR), bits) / Fraction(alpha)
-    if scale > _MAX_UNITS_SCALE:
-        raise ValueError(
-            f"the noise scale is {float(scale):.3g} grid steps of {step!r}, beyond the exact "
-            f"sampler's 2**40: epsilon={epsilon!r} is too small for the range"
-        )
     return lo, step, int(padded[m]), scale
 
 

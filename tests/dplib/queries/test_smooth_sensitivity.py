@@ -195,3 +195,18 @@ def test_release_passes_a_black_box_audit_and_the_local_scale_fails_it():
         assert_dp(
             local, tight, loose, eps, delta=delta, n_samples=2_000, bins=[2.9, 3.0, 3.1], rng=5
         )
+
+
+def test_a_refusal_for_too_small_an_epsilon_never_depends_on_the_data():
+    """A refusal is an output. The exact sampler's 2**40 cap on the noise scale was checked on the
+    table's own scale: at epsilon 1e-6 on [0, 1] a table of 4e6 copies of 0.5 (scale 0.26 of the
+    range) was answered and the same number of 0s and 1s (scale the whole range) refused. The two
+    are joined by a chain of replace-one neighbours, so somewhere along it one table answered and
+    its neighbour refused. Now the cap is checked on the largest scale any table could need."""
+    n = 4_000_000
+    for x in (np.full(n, 0.5), np.r_[np.zeros(n // 2), np.ones(n // 2)]):
+        with pytest.raises(ValueError, match="could reach"):
+            dplib.smooth_median(x, 0.0, 1.0, 1e-6, 0.5, rng=0)
+    # where the largest scale fits, every table is answered, whatever its own scale
+    for x in (np.full(1001, 0.5), np.r_[np.zeros(500), np.ones(501)]):
+        assert np.isfinite(dplib.smooth_median(x, 0.0, 1.0, 1e-5, 0.5, rng=0))

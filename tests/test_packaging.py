@@ -61,3 +61,23 @@ def test_importing_nbformat_builds_no_iri_parsers():
     probe = "import sys, nbformat; print('rfc3987_syntax' in sys.modules, 'lark' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False", "False"], done.stdout
+
+
+def test_the_readmes_layout_names_every_package_and_names_only_what_exists():
+    """The README's map of the tree (its ``## Layout`` block): every package of dplib and
+    coursetools, and every module at coursetools' root, is named there (``name/`` or ``name.py``),
+    and every folder or file the block names at the top level exists."""
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("## Layout", 1)[1].split("```", 2)[1]
+    named = set(re.findall(r"([A-Za-z_][\w.-]*/|[A-Za-z_][\w-]*\.(?:py|md|toml|yml|txt))", block))
+    packages = {
+        f"{init.parent.name}/"
+        for top in ("dplib", "coursetools")
+        for init in (ROOT / top).rglob("__init__.py")
+        if "__pycache__" not in init.parts
+    }
+    root_modules = {p.name for p in (ROOT / "coursetools").glob("*.py") if not p.name.startswith("_")}
+    missing = sorted((packages | root_modules) - named)
+    assert not missing, f"the README's layout does not name {missing}"
+    tops = [line.split()[0] for line in block.splitlines() if line and not line.startswith(" ")]
+    assert all((ROOT / name.rstrip("/")).exists() for name in tops), tops

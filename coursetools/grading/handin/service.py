@@ -72,6 +72,7 @@ from coursetools.grading.classroom import collect, executors, feedback
 from coursetools.grading.grade import Job, Options
 from coursetools.grading.handin.policy import Policies, Policy, load_policies
 from coursetools.grading.handin.queue import HandinQueue, Row, format_time
+from coursetools.grading.sandboxed import limits
 
 __all__ = ["ServiceConfig", "HandinService", "WITHHELD"]
 
@@ -412,6 +413,10 @@ class HandinService:
         recovered = self.queue.recover()
         if recovered:
             self.log(f"handin: {recovered} submission(s) were being graded when the service stopped: graded again")
+        orphans = limits.SubmissionGroup.sweep_orphans()  # kernels left running by a killed grader
+        if orphans:
+            self.log(f"handin: {len(orphans)} control group(s) of a grader that is gone removed, "
+                     "and what ran in them stopped")
         self.log(f"handin: watching {self.config.inbound}")
         while not should_stop():
             recorded = self.run_once(wait=poll_seconds if self.in_flight else 0.0)

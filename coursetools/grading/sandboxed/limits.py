@@ -88,6 +88,21 @@ CPU_MIN_QUOTA_US = 1_000  # the smallest quota the kernel accepts (sched-bwc.rst
 KILL_TIMEOUT = 5.0  # seconds kill()/remove() keep trying before giving up
 NAME_PREFIX = "coursetools-"
 
+#: a group's directory name: the prefix, the safe name, the creating grader's pid, a random suffix
+_LEAF = re.compile(re.escape(NAME_PREFIX) + r"[A-Za-z0-9_.-]*-([0-9]+)-[0-9a-f]{8}")
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists (one of another user's counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 # The file a probe writes (with a value that changes nothing) to check a controller is usable.
 _PROBE_FILES = {
     "v2": {"memory": ("memory.max", "max"), "pids": ("pids.max", "max"), "cpu": ("cpu.max", "max")},
@@ -569,6 +584,41 @@ class SubmissionGroup:
                 raise
             return group
         raise FileExistsError(errno.EEXIST, "no unique cgroup name after 8 attempts", name)
+
+    @classmethod
+    def sweep_orphans(cls, *, layout: Layout | None = None) -> list[str]:
+        """Remove the groups whose grader is gone, killing what still runs in them; their names.
+
+        A grader killed while it graded (the hand-in service restarted with SIGKILL, a machine's
+        OOM killer) leaves its submission's kernel running in its group. Each group's name holds
+        the pid of the grader that made it (:meth:`create`): a group whose grader no longer exists
+        is an orphan. A group of a grader still running (another ``make grade`` on the machine) is
+        never touched; a pid reused since is taken as alive (the orphan is left, never a live
+        group removed). Trouble with one group is skipped, never raised.
+        """
+        layout = default_layout() if layout is None else layout
+        leaves: dict[str, list[tuple[Hierarchy, str]]] = {}
+        for hierarchy in layout.hierarchies:
+            try:
+                names = os.listdir(hierarchy.directory)
+            except OSError:
+                continue
+            for leaf in names:
+                match = _LEAF.fullmatch(leaf)
+                if match is None or _alive(int(match.group(1))):
+                    continue
+                path = os.path.join(hierarchy.directory, leaf)
+                if os.path.isdir(path):
+                    leaves.setdefault(leaf, []).append((hierarchy, path))
+        removed = []
+        for leaf, directories in sorted(leaves.items()):
+            group = cls(layout, GroupLimits(), leaf, tuple(directories))
+            try:
+                group.remove()
+            except OSError:
+                continue
+            removed.append(leaf)
+        return removed
 
     def _make_directories(self) -> None:
         for hierarchy in self.layout.hierarchies:

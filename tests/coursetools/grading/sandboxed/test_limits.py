@@ -13,6 +13,7 @@ Two kinds of test:
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import select
@@ -777,3 +778,42 @@ def test_v2_kill_and_remove_in_a_real_unified_hierarchy(with_cgroup_kill, monkey
         directories = group.directories
         group.remove()
     assert not any(os.path.exists(d) for d in directories)
+
+
+ORPHAN_MAKER = textwrap.dedent(
+    """
+    import subprocess, sys
+    from coursetools.grading.sandboxed.limits import GroupLimits, SubmissionGroup
+    group = SubmissionGroup.create("orphan", GroupLimits())
+    sleeper = subprocess.Popen(["sleep", "600"], preexec_fn=lambda: group.enter(0), start_new_session=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    print(group.name, sleeper.pid, flush=True)
+    # exits without removing its group: a grader killed while it graded
+    """
+)
+
+
+@real
+def test_the_groups_of_a_grader_that_is_gone_are_swept_and_a_live_graders_are_kept(group_factory):
+    """A grader killed mid-grading (the hand-in service restarted with SIGKILL) left its
+    submission's kernel running in its group (one was still there 13 minutes after the hub test).
+    The sweep the service makes at start stops it and removes the group; a group whose grader is
+    alive (this process's) is untouched."""
+    mine = group_factory("live")
+    out = subprocess.run(
+        [sys.executable, "-c", ORPHAN_MAKER], capture_output=True, text=True, timeout=60, check=True
+    ).stdout.split()
+    name, sleeper = out[0], int(out[1])
+    pidfd = os.pidfd_open(sleeper)
+    try:
+        assert not gone(pidfd, 0.1)  # the orphan's process still runs
+        swept = SubmissionGroup.sweep_orphans()
+        assert name in swept and mine.name not in swept
+        assert gone(pidfd, 10)
+        for hierarchy in limits.default_layout().hierarchies:
+            assert not os.path.exists(os.path.join(hierarchy.directory, name))
+        assert mine.directories and all(os.path.isdir(d) for d in mine.directories)
+    finally:
+        os.close(pidfd)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(sleeper, signal.SIGKILL)

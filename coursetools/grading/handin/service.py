@@ -198,12 +198,16 @@ class HandinService:
         sightings = self.queue.sightings()
         unread: list[tuple[str, str, str, float, str]] = []
         newest: dict[tuple[str, str], collect.InboundEntry] = {}
+        entries = []
         for entry in collect.list_inbound(self.config.inbound):
             if entry.key in known:
                 continue
             seen = sightings.get(entry.key)
             if seen is not None and seen.after_ns and entry.changed_ns == seen.after_ns:
                 entry = replace(entry, changed=seen.before_ns / 1e9)  # the service's own chmod undone
+            entries.append(entry)
+        entries.sort(key=lambda e: (e.changed, e.key))  # oldest first, as the students made them
+        for entry in entries:
             arrived = min(entry.changed, now)
             if entry.problem:
                 unread.append((entry.key, self._owner(entry.owner), "", arrived, "name"))
@@ -220,6 +224,9 @@ class HandinService:
                 newest[(entry.student, entry.assignment)] = entry
         if unread:
             self.queue.add_unread(unread)
+            for key, *_ in unread:
+                if key in sightings:  # seen, locked, then superseded: never read again
+                    self.queue.forget_sighting(key)
             self.log(f"handin: {len(unread)} folder(s) refused unread (odd name, unknown assignment, "
                      "someone else's, or superseded by a newer one)")
         new = []

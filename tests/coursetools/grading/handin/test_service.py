@@ -670,6 +670,41 @@ def test_a_notebook_renamed_into_place_during_the_read_is_refused_or_graded_as_i
     assert all(g == before for g in graded)  # nothing from after the deadline was ever graded
 
 
+def test_the_services_own_chmod_never_makes_an_older_folder_look_newer(tmp_path, monkeypatch):
+    """Locking a folder changes its inode time. ada's second folder is made after the round listed
+    her first and before the service locked it: the first then looked newer (its chmod time) and
+    her second submission was superseded by the first. Folders are ordered by the times she made."""
+    from coursetools.grading.classroom import collect
+
+    graded = []
+    clock = Clock(time.time())
+    service, _ = _service(tmp_path, grade=lambda job: graded.append(job.submission) or _fake_result(job),
+                          settle_seconds=3600.0, clock=clock)
+    inbound = service.config.inbound
+    first, _ = _hand_in(inbound, "ada", RELEASE, when="2026-11-27 10:00:00.000000 UTC")
+    os.chmod(inbound / first, 0o777)  # as nbgrader's submit leaves it
+    second_nb = fill_answers(copy.deepcopy(RELEASE))
+    made = []
+    real = collect.lock_inbound
+
+    def lock_after_a_second_hand_in(*args, **kwargs):
+        if not made:
+            time.sleep(0.01)
+            made.append(_hand_in(inbound, "ada", second_nb, when="2026-11-27 10:00:01.000000 UTC")[0])
+            time.sleep(0.01)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(collect, "lock_inbound", lock_after_a_second_hand_in)
+    service.scan()  # lists the first, the second is made, the first is locked: nothing settled yet
+    assert service.queue.rows() == [] and made
+    assert (inbound / first).stat().st_ctime > (inbound / made[0]).stat().st_ctime  # the chmod
+    service.config = dataclasses.replace(service.config, settle_seconds=0)
+    while service.run_once():
+        pass
+    assert service.queue.get(first).reason == "superseded"
+    assert graded == [notebook_bytes(second_nb)]
+
+
 def _as_nobody(script: str, *args: str):
     """Run the shell ``script`` as the user nobody: a classmate's process (``$1``... are ``args``)."""
     import pwd

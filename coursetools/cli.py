@@ -18,7 +18,6 @@ from coursetools.authoring import example_class
 from coursetools.authoring.release import find_assignments, release_all
 from coursetools.grading.classroom import executors, feedback, pipeline
 from coursetools.grading.classroom.collect import SubmissionsNotFound, collect_jobs
-from coursetools.grading.grade import grade_job
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "build"
@@ -247,10 +246,12 @@ def cmd_course(args) -> int:
     grades, feedback_dir = EXAMPLE_GRADES / "grades.csv", EXAMPLE_GRADES / "feedback"
     options = dataclasses.replace(pipeline.options_from(args, klass), hide=pipeline.hide_list(klass))
     jobs, warnings = collect_jobs(klass, source, options)
-    results = pipeline.grade(jobs, workers=args.workers, scheduler=args.scheduler)
-    recorded = pipeline.record(jobs, results, pipeline.Outputs(grades, feedback_dir, class_title="Example class"))
+    outputs = pipeline.Outputs(grades, feedback_dir, class_title="Example class")
+    # the plan off: the example class is made anew each time, every submission is graded
+    done = pipeline.run(jobs, outputs, regrade_all=True, workers=args.workers, scheduler=args.scheduler)
+    results = done.results
     print(report(results, grades, feedback_dir, warnings))
-    print(f"class page: {recorded.class_page}")
+    print(f"class page: {done.recorded.class_page}")
     print("validation (each solution notebook run with its hidden tests must score full marks):")
     for r in (r for r in results if r["student"] == "ada_full"):
         bad = [c for c in r["cells"] if c["kind"] == "auto" and c["status"] != "passed"]
@@ -402,10 +403,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def cmd_handin(args) -> int:
     """The hand-in service (coursetools/grading/handin/): serve, one round, pause, resume, status."""
-    from coursetools.grading.classroom import gradebook
-    from coursetools.grading.handin.policy import load_policies
+    from coursetools.grading.handin.build import open_service
     from coursetools.grading.handin.queue import HandinQueue
-    from coursetools.grading.handin.service import HandinService, ServiceConfig, summarize_rows
+    from coursetools.grading.handin.service import summarize_rows
 
     if args.action in ("pause", "resume", "status"):
         queue = HandinQueue(Path(args.state) / "queue.sqlite")
@@ -415,48 +415,21 @@ def cmd_handin(args) -> int:
         print(summarize_rows(queue.rows()[-50:]) if args.action == "status" else "", end="")
         print(f"\nhand-in service: {'paused' if queue.paused else 'grading'}; {counts}")
         return 0
+    grades = Path(args.grades)
     try:
-        policies = load_policies(args.settings)
+        service_context = open_service(
+            source=Path(args.source), state=Path(args.state), grades=grades, settings=Path(args.settings),
+            options=pipeline.options_from(args), handin_wall=args.handin_wall, exchange=args.exchange,
+            course_id=args.course_id,
+            nbgrader_config=args.nbgrader_config, record_gradebook=args.gradebook,
+            check_owner=args.check_owner, workers=args.workers, scheduler=args.scheduler,
+            log=lambda line: print(line, flush=True), warn=lambda line: print(line, file=sys.stderr),
+        )
+        service = service_context.__enter__()
     except ValueError as exc:
         print(f"handin: {exc}", file=sys.stderr)
         return 2
-    coursedir = gradebook.course_directory(args.nbgrader_config)
-    exchange = args.exchange or gradebook.exchange_inbound(args.nbgrader_config).parent.parent
-    course_id = args.course_id or coursedir.course_id
-    grades = Path(args.grades)
-    options = pipeline.options_from(args, Path(exchange), grades.parent, Path(args.state))
-
-    outputs = pipeline.Outputs(grades, gradebook=args.gradebook, nbgrader_config=args.nbgrader_config)
-
-    def on_graded(jobs, results):
-        recorded = pipeline.record(jobs, results, outputs)
-        for line in recorded.gradebook_trouble:
-            print(f"  not in the gradebook: {line}", file=sys.stderr)
-        if recorded.gradebook_error:  # the service gives the submission back and tries again
-            raise RuntimeError(f"gradebook not updated: {recorded.gradebook_error}")
-
-    workers = args.workers or (4 if args.scheduler else executors.default_workers())
-    config = ServiceConfig(
-        exchange_root=Path(exchange),
-        course_id=course_id,
-        source_root=Path(args.source),
-        state_dir=Path(args.state),
-        policies=policies,
-        # a stalled (sleeping) notebook holds its worker at most this long; one cut while it waited
-        # for a CPU (starved) is graded once more with the same wall (docs/jupyterhub.md)
-        options=dataclasses.replace(options, notebook_wall=args.handin_wall),
-        check_owner=args.check_owner,
-        workers=workers,  # one per core by default; 4 at once on Dask
-        settings_path=Path(args.settings),
-    )
-    with executors.Pool(workers=workers, scheduler=args.scheduler) as pool:
-        service = HandinService(
-            config,
-            grade=grade_job,
-            pool=pool,
-            on_graded=on_graded,
-            log=lambda line: print(line, flush=True),
-        )
+    try:
         if args.action == "once":
             service.queue.recover()
             service.drain()
@@ -465,7 +438,9 @@ def cmd_handin(args) -> int:
             service.serve(poll_seconds=args.poll)
         except KeyboardInterrupt:
             print("handin: stopped (a submission being graded is graded again at the next start)")
-    return 0
+        return 0
+    finally:
+        service_context.__exit__(None, None, None)
 
 
 def cmd_lms_export(args) -> int:

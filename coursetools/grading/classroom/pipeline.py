@@ -8,21 +8,24 @@ one place, so that ``make grade``, ``make course``, the hand-in service and the 
    instructor folders hidden from the kernel (:func:`hide_list`);
 2. **plan** (:func:`plan`): which jobs can keep last run's result
    (:mod:`~coursetools.grading.classroom.regrade`);
-3. **grade** (:func:`grade`): through an executor (local processes or Dask), the jobs it lost and
-   the ones cut by a wall-clock limit while computing (``starved``) graded again alone;
+3. **grade** (:func:`grade`): through an executor (local processes or Dask); a result that
+   :func:`grade_again` names (lost by the executor, or ``starved``: cut by the wall clock while it
+   waited for a CPU) is graded once more, and that result counts;
 4. **record** (:func:`record`): the feedback pages, the grades CSV and details merged with what is
    there (:func:`write_outputs`), nbgrader's gradebook, the class page
    (:func:`write_class_overview`).
 
-:func:`run` is steps 2-4 for a collected class. The command line only collects, calls this and
-prints; the hand-in service calls :func:`record` for each submission it grades; the formgrader
-calls :func:`grade` and nbgrader records.
+Who calls what: :func:`run` is steps 2-4 for a collected class (``make grade``; ``make course``
+with the plan off); the hand-in service (built by
+:func:`coursetools.grading.handin.build.open_service`) grades one submission at a time through
+its own pool, asks :func:`grade_again` of each result, and records through :func:`recorder`; the
+formgrader's *Autograde* calls :func:`grade` and nbgrader records. The command line only parses,
+calls these and prints.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -43,9 +46,10 @@ __all__ = [
     "grade",
     "hide_list",
     "options_from",
-    "options_with_hidden",
     "plan",
+    "grade_again",
     "record",
+    "recorder",
     "run",
     "sandbox_mode",
     "write_class_overview",
@@ -131,6 +135,23 @@ def sandbox_mode(options: Options) -> str:
 # ----------------------------------------------------------------------------------------- grade
 
 
+def grade_again(result: dict) -> str:
+    """Why ``result`` must be graded once more before it counts, or ``""``: the one rule.
+
+    ``"lost"``: the grader, not the submission, failed (an executor lost the job, a worker died);
+    ``"starved"``: it was cut by the wall clock while its threads waited for a CPU
+    (:mod:`coursetools.grading.sandboxed.budget`). Either is graded once more; what the second
+    run gives counts (``make grade`` grades them again after the class, one at a time; the hand-in
+    service gives a starved one a worker like any other, with the same wall, and a lost one its
+    next try).
+    """
+    if result.get("grader_error"):
+        return "lost"
+    if result.get("starved"):
+        return "starved"
+    return ""
+
+
 def _lost(job: Job, exc: BaseException) -> dict:
     source = nbformat.reads(job.source, as_version=4)
     result = empty_result(job, source, [f"grader error, grade again: {type(exc).__name__}: {exc}"[:300]], "?")
@@ -141,9 +162,8 @@ def _lost(job: Job, exc: BaseException) -> dict:
 def grade(jobs: list[Job], *, workers: int | None = None, scheduler=None, stream=None) -> list[dict]:
     """Grade every job through an executor, in the jobs' order.
 
-    Jobs lost by the executor, and jobs cut by a wall-clock limit while computing (``starved``:
-    the machine was too busy to give them their CPU time), are graded again here, one at a time
-    with nothing else running, and that result counts.
+    A result :func:`grade_again` names (lost by the executor, or starved) is graded again here,
+    after the others, one at a time, and that result counts.
     """
 
     def label(j):
@@ -156,11 +176,11 @@ def grade(jobs: list[Job], *, workers: int | None = None, scheduler=None, stream
         results = executors.run_all(
             executor, grade_job, jobs, label=label, describe=describe, on_error=_lost, stream=stream
         )
-    retry = [i for i, r in enumerate(results) if r.get("grader_error") or r.get("starved")]
+    retry = [i for i, r in enumerate(results) if grade_again(r)]
     if retry:
         print(
-            f"grading {len(retry)} submission(s) again, alone: lost by the executor, or cut by a "
-            "wall-clock limit while computing on a busy machine",
+            f"grading {len(retry)} submission(s) again, one at a time: lost by the executor, or cut "
+            "by the wall clock while waiting for a CPU on a busy machine",
             file=stream or sys.stderr,
         )
         again = executors.run_all(
@@ -323,15 +343,15 @@ def run(
     regrade_all: bool = False,
     workers: int | None = None,
     scheduler: Any = None,
-    grader: Callable[..., list[dict]] | None = None,
 ) -> Run:
     """Plan, grade what changed, record: the whole class pipeline (module docstring).
 
-    ``grader`` replaces :func:`grade` (tests pass a fake one).
+    ``regrade_all``: the plan off, every job graded (``make course``, whose example class is made
+    anew each time).
     """
     to_grade, reused, keys = plan(jobs, outputs.grades, outputs.pages, regrade_all=regrade_all)
     graded_jobs = [jobs[i] for i in to_grade]
-    fresh = (grader or grade)(graded_jobs, workers=workers, scheduler=scheduler) if graded_jobs else []
+    fresh = grade(graded_jobs, workers=workers, scheduler=scheduler) if graded_jobs else []
     for i, result in zip(to_grade, fresh, strict=True):
         if not result.get("grader_error"):
             result[regrade.KEY_FIELD] = keys[i]
@@ -344,6 +364,18 @@ def run(
     return Run(results, to_grade, reused, recorded)
 
 
-def options_with_hidden(options: Options, *extra: Path) -> Options:
-    """``options`` with ``extra`` folders covered in the kernel's view too."""
-    return dataclasses.replace(options, hide=(*options.hide, *hide_list(*extra)))
+def recorder(outputs: Outputs, warn: Callable[[str], None] = print) -> Callable[[list[Job], list[dict]], None]:
+    """``on_graded(jobs, results)`` for the hand-in service: :func:`record` into ``outputs``.
+
+    A gradebook that could not be updated raises (the service gives the submission back and
+    tries again later: recording is idempotent); rows the gradebook refused are ``warn``-ed.
+    """
+
+    def on_graded(jobs: list[Job], results: list[dict]) -> None:
+        recorded = record(jobs, results, outputs)
+        for line in recorded.gradebook_trouble:
+            warn(f"  not in the gradebook: {line}")
+        if recorded.gradebook_error:
+            raise RuntimeError(f"gradebook not updated: {recorded.gradebook_error}")
+
+    return on_graded

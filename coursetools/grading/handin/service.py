@@ -3,11 +3,12 @@
 One job: watch ``<exchange>/<course>/inbound/`` and, for each new submission folder, decide
 (:mod:`coursetools.grading.handin.queue`, by the assignment's
 :mod:`~coursetools.grading.handin.policy`), grade it in the sandbox with the trusted runner (the
-grading function is handed in: the local pool or a Dask scheduler, as ``make grade`` uses), hand
-the results to the caller (the command line records them in nbgrader's gradebook, the grades
-files and the class page), and put the student's feedback page where nbgrader's *Fetch
-Feedback* looks: ``<exchange>/<course>/feedback/<hash>.html``, the hash being nbgrader's
-``notebook_hash`` of the submission's secret and notebook name, so only the student who handed it
+grading function is handed in: the local pool or a Dask scheduler, as ``make grade`` uses),
+record the results through the class pipeline (``on_graded``, which
+:func:`coursetools.grading.classroom.pipeline.recorder` makes: nbgrader's gradebook, the grades
+files and the class page), and put the student's feedback page where nbgrader's *Fetch Feedback*
+looks: ``<exchange>/<course>/feedback/<hash>.html``, the hash being nbgrader's ``notebook_hash``
+of the submission's secret and notebook name, so only the student who handed it
 in can fetch it. A submission that is not graded (past the attempts, within the cool-down, after
 the deadline) gets a page that says why and when the next attempt counts.
 
@@ -68,7 +69,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from coursetools.authoring.release import find_assignments
-from coursetools.grading.classroom import collect, executors, feedback
+from coursetools.grading.classroom import collect, executors, feedback, pipeline
 from coursetools.grading.grade import Job, Options
 from coursetools.grading.handin.policy import Policies, Policy, load_policies
 from coursetools.grading.handin.queue import HandinQueue, Row, format_time
@@ -372,11 +373,12 @@ class HandinService:
 
     def _record(self, row: Row, job: Job, result: dict) -> None:
         who = f"{feedback.display_name(row.student)}/{feedback.display_name(row.assignment)}"
-        if result.get("grader_error"):
+        why = pipeline.grade_again(result)  # the class pipeline's one rule
+        if why == "lost":
             again = self.queue.give_back(row.folder)
             self.log(f"handin: grader error on {who}: {again.state}")
             return
-        if result.get("starved") and not row.alone:
+        if why == "starved" and not row.alone:
             self.queue.give_back(row.folder, alone=True)
             cut = result.get("wall_cut") or {}
             self.log(f"handin: {who} was cut by the wall clock while waiting for a CPU (waited "

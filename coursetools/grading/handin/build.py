@@ -1,0 +1,112 @@
+"""The hand-in service, assembled: one place that turns the course's settings into a running service.
+
+One job: from where the exchange, the course and the service's state are, the assignment rules
+and the grading options, build the :class:`~coursetools.grading.handin.service.HandinService`
+with its pool of graders (local processes, or a Dask scheduler, as ``make grade`` uses) and its
+recording through the class pipeline (:func:`coursetools.grading.classroom.pipeline.recorder`).
+The command line (``python -m coursetools handin``) only parses its arguments and calls
+:func:`open_service`; the hub's managed service runs that command.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from coursetools.grading.classroom import executors, gradebook, pipeline
+from coursetools.grading.grade import Options, grade_job
+from coursetools.grading.handin.policy import load_policies
+from coursetools.grading.handin.service import HandinService, ServiceConfig
+
+__all__ = ["open_service"]
+
+
+@contextlib.contextmanager
+def open_service(
+    *,
+    source: Path,
+    state: Path,
+    grades: Path,
+    settings: Path,
+    options: Options,
+    handin_wall: float | None,
+    exchange: Path | None = None,
+    course_id: str | None = None,
+    nbgrader_config: Path = gradebook.CONFIG,
+    record_gradebook: bool = True,
+    check_owner: bool = True,
+    workers: int | None = None,
+    scheduler: Any = None,
+    log: Callable[[str], None] = print,
+    warn: Callable[[str], None] = print,
+) -> Iterator[HandinService]:
+    """The hand-in service, ready to :meth:`~HandinService.serve`, with its pool open.
+
+    Parameters
+    ----------
+    source
+        The instructor's ``solutions/`` (the assignments and their hidden tests).
+    state
+        The service's private folder (its queue and the copies of what arrived).
+    grades
+        The grades CSV the results are recorded into (with its details, pages and class page).
+    settings
+        The assignment rules (attempts, cool-down, deadline, hidden messages): TOML, read again
+        whenever it changes.
+    options
+        The grader's options; the exchange, the state and the outputs are hidden from the kernel
+        besides what they hide, and ``handin_wall`` is each submission's wall-clock budget.
+    exchange, course_id
+        nbgrader's exchange root and course id (default: ``nbgrader_config``'s).
+    record_gradebook
+        Whether results go into nbgrader's gradebook too.
+    check_owner
+        Whether a folder must belong to the user it names (off on a one-account demo hub).
+    workers, scheduler
+        Submissions graded at once (default: one per core; 4 on Dask) and the Dask scheduler.
+
+    Raises
+    ------
+    ValueError
+        If the rules in ``settings`` are not valid (nothing is started).
+    """
+    policies = load_policies(settings)
+    if exchange is None:
+        exchange = gradebook.exchange_inbound(nbgrader_config).parent.parent
+    if course_id is None:
+        course_id = gradebook.course_directory(nbgrader_config).course_id
+    outputs = pipeline.Outputs(
+        Path(grades), gradebook=record_gradebook, nbgrader_config=nbgrader_config
+    )
+    workers = workers or (4 if scheduler else executors.default_workers())
+    config = ServiceConfig(
+        exchange_root=Path(exchange),
+        course_id=course_id,
+        source_root=Path(source),
+        state_dir=Path(state),
+        policies=policies,
+        # a stalled (sleeping) notebook holds its worker at most this long; one cut while it
+        # waited for a CPU (starved) is graded once more with the same wall (docs/jupyterhub.md)
+        options=dataclasses.replace(
+            options,
+            notebook_wall=handin_wall,
+            hide=tuple(
+                sorted(
+                    {
+                        *options.hide,
+                        *pipeline.hide_list(Path(exchange), Path(grades).parent, Path(state)),
+                    }
+                )
+            ),
+        ),
+        check_owner=check_owner,
+        workers=workers,
+        settings_path=Path(settings),
+    )
+    with executors.Pool(workers=workers, scheduler=scheduler) as pool:
+        yield HandinService(
+            config, grade=grade_job, pool=pool, on_graded=pipeline.recorder(outputs, warn), log=log
+        )

@@ -22,10 +22,19 @@ def _open(tmp_path: Path, settings_text: str = "[default]\nattempts = 3\n", **kw
     settings = tmp_path / "handin.toml"
     settings.write_text(settings_text)
     return open_service(
-        source=PILOT.parent, state=tmp_path / "state", grades=tmp_path / "out" / "grades.csv",
-        settings=settings, options=Options(hide=("/somewhere/hidden",)), handin_wall=120.0,
-        exchange=tmp_path / "exchange", course_id="dp", record_gradebook=False, check_owner=False,
-        workers=1, log=lambda line: None, **kw,
+        source=PILOT.parent,
+        state=tmp_path / "state",
+        grades=tmp_path / "out" / "grades.csv",
+        settings=settings,
+        options=Options(hide=("/somewhere/hidden",)),
+        handin_wall=120.0,
+        exchange=tmp_path / "exchange",
+        course_id="dp",
+        record_gradebook=False,
+        check_owner=False,
+        workers=1,
+        log=lambda line: None,
+        **kw,
     )
 
 
@@ -33,8 +42,12 @@ def test_the_service_hides_what_it_writes_and_carries_the_wall(tmp_path):
     with _open(tmp_path) as service:
         options = service.config.options
         hidden = set(options.hide)
-        assert {"/somewhere/hidden", str((tmp_path / "exchange").resolve()), str((tmp_path / "state").resolve()),
-                str((tmp_path / "out").resolve())} <= hidden
+        assert {
+            "/somewhere/hidden",
+            str((tmp_path / "exchange").resolve()),
+            str((tmp_path / "state").resolve()),
+            str((tmp_path / "out").resolve()),
+        } <= hidden
         assert options.notebook_wall == 120.0
         assert service.config.policies["pilot"].attempts == 3
         assert service.config.inbound == tmp_path / "exchange" / "dp" / "inbound"
@@ -48,8 +61,18 @@ def test_bad_rules_are_refused_before_anything_starts(tmp_path):
 
 
 def test_a_graded_submission_is_recorded_through_the_class_pipeline(tmp_path):
-    result = {"student": "ada", "assignment": "pilot", "score": 5.0, "max_score": 7.0, "manual_max": 1,
-              "cells": [], "feedback": [], "problems": [], "notes": [], "seconds": 0.1}
+    result = {
+        "student": "ada",
+        "assignment": "pilot",
+        "score": 5.0,
+        "max_score": 7.0,
+        "manual_max": 1,
+        "cells": [],
+        "feedback": [],
+        "problems": [],
+        "notes": [],
+        "seconds": 0.1,
+    }
     with _open(tmp_path) as service:
         service.on_graded([Job("ada", "pilot", "", "", None, "pilot.ipynb")], [result])
     grades = tmp_path / "out" / "grades.csv"

@@ -406,16 +406,12 @@ def test_every_tag_given_hostile_values_is_a_boundary_error_or_a_value_within_th
 
 
 def test_numbers_at_and_past_the_edges_decode_to_the_right_value_or_a_clear_error():
+    plain = ("1e309", "-1e309", "NaN", "-0.0", "10**400", "10**5000")
     got = _run(
-        {
-            "1e309": "1e309",
-            "-1e309": "-1e309",
-            "NaN": "NaN",
+        {name: HOSTILE_VALUES[name] for name in plain}
+        | {
             "tagged nan": '{"$":"float","v":"nan"}',
-            "-0.0": "-0.0",
             "nest of -0.0": '{"$":"nest","t":"t","v":[-0.0]}',
-            "10**400": str(10**400),
-            "10**5000": "1" + "0" * 5000,
             "nest of 1e309": '{"$":"nest","t":"tl","v":[1e309,[-1e309]]}',
             "tagged 1e309": '{"$":"float","v":"1e309"}',
             "complex 1e309": '{"$":"complex","v":["1e309","-0.0"]}',

@@ -293,15 +293,15 @@ class Sighting:
     """What the hand-in service saw of an inbound folder before it read it.
 
     nbgrader's submit leaves each submission folder ``0777``, so until the service (root) takes
-    group and other write off it (:func:`lock_inbound`), anyone who knows its name could touch it
-    or swap its files. ``first_seen`` is when the service first saw it (POSIX time, its clock);
-    ``before_ns`` and ``after_ns`` the folder's inode change time just before and just after the
-    service's last ``chmod`` (0: it never needed one). A change time equal to ``after_ns`` is the
-    service's own change, not the student's: the folder's arrival is then ``before_ns``, which is
-    no later than the moment the service first saw the folder writable by others.
+    group and other write off it (:func:`lock_inbound`, in the round that first sees it so),
+    anyone who knows its name could touch it or swap its files. ``before_ns`` and ``after_ns``
+    are the folder's inode change time just before and just after the service's last ``chmod``.
+    A change time equal to ``after_ns`` is the service's own change, not the student's: the
+    folder's arrival is then ``before_ns``, no later than the moment the service saw the folder
+    writable by others (what anyone did before that is no later than it; after it, only the
+    owner can change the folder).
     """
 
-    first_seen: float
     before_ns: int = 0
     after_ns: int = 0
 
@@ -312,29 +312,29 @@ class Sighting:
         return st.st_ctime
 
 
-def lock_inbound(inbound: Path, entry: InboundEntry, sighting: Sighting | None, now: float) -> Sighting:
+def lock_inbound(inbound: Path, entry: InboundEntry, sighting: Sighting | None) -> Sighting | None:
     """Take group and other write off the folder of ``entry`` (needs root, or its owner).
 
     Done whenever the folder is seen writable by others (nbgrader's submit makes it ``0777`` as
     its last step): from then on only its owner can add, remove, rename or touch anything in it.
-    Returns the sighting to keep (the first one if nothing was changed); trouble (the folder is
-    gone, not a directory, or cannot be changed) leaves it as it was, never raised.
+    Returns the sighting to keep (``sighting`` itself if nothing was changed); trouble (the
+    folder is gone, not a directory, or cannot be changed) leaves it as it was, never raised.
     """
-    seen = sighting if sighting is not None else Sighting(first_seen=now)
+    seen = sighting if sighting is not None else Sighting()
     try:
         root_fd = os.open(inbound, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError:
-        return seen
+        return sighting
     try:
         with _opendir(entry.folder, root_fd) as fd:
             st = os.fstat(fd)
             if not st.st_mode & 0o022:
-                return seen
+                return sighting
             before = seen.before_ns if seen.after_ns and st.st_ctime_ns == seen.after_ns else st.st_ctime_ns
             os.fchmod(fd, stat.S_IMODE(st.st_mode) & ~0o022)
-            return Sighting(seen.first_seen, before, os.fstat(fd).st_ctime_ns)
+            return Sighting(before, os.fstat(fd).st_ctime_ns)
     except OSError:
-        return seen
+        return sighting
     finally:
         os.close(root_fd)
 
@@ -376,7 +376,7 @@ def snapshot_inbound(inbound: Path, entry: InboundEntry, sighting: Sighting | No
     """
     job = Job(entry.student, entry.assignment, "", "", None, f"{entry.assignment}.ipynb")
     where = f"{display_name(entry.student)}/{display_name(entry.assignment)}"
-    seen = sighting if sighting is not None else Sighting(first_seen=entry.changed)
+    seen = sighting if sighting is not None else Sighting()
     changed, unsettled, foreign = entry.changed, False, ""
     try:
         root_fd = os.open(inbound, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)

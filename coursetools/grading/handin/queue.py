@@ -91,10 +91,9 @@ CREATE TABLE IF NOT EXISTS submissions (
 CREATE INDEX IF NOT EXISTS by_work ON submissions (student, assignment, arrived);
 CREATE INDEX IF NOT EXISTS by_state ON submissions (state);
 CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
--- folders seen but not yet taken (still settling): when first seen, and the service's own chmod
+-- folders seen but not yet taken (still settling): the folder's change time around the service's own chmod
 CREATE TABLE IF NOT EXISTS sightings (
     folder     TEXT PRIMARY KEY,
-    first_seen REAL NOT NULL,
     before_ns  INTEGER NOT NULL DEFAULT 0,
     after_ns   INTEGER NOT NULL DEFAULT 0
 );
@@ -217,15 +216,15 @@ class HandinQueue:
     def sightings(self) -> dict[str, Sighting]:
         """The folders seen but not yet taken, by folder (:class:`~coursetools.grading.classroom.collect.Sighting`)."""
         return {
-            r["folder"]: Sighting(r["first_seen"], r["before_ns"], r["after_ns"])
+            r["folder"]: Sighting(r["before_ns"], r["after_ns"])
             for r in self.db.execute("SELECT * FROM sightings")
         }
 
     def record_sighting(self, folder: str, seen: Sighting) -> None:
         self.db.execute(
-            "INSERT INTO sightings (folder, first_seen, before_ns, after_ns) VALUES (?, ?, ?, ?) "
+            "INSERT INTO sightings (folder, before_ns, after_ns) VALUES (?, ?, ?) "
             "ON CONFLICT(folder) DO UPDATE SET before_ns=excluded.before_ns, after_ns=excluded.after_ns",
-            (folder, seen.first_seen, seen.before_ns, seen.after_ns),
+            (folder, seen.before_ns, seen.after_ns),
         )
 
     def forget_sighting(self, folder: str) -> None:

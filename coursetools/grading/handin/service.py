@@ -234,8 +234,8 @@ class HandinService:
         for entry in newest.values():
             # Nothing rests on a secret name: group and other write off the folder first, then
             # read once and check (collect.snapshot_inbound).
-            seen = collect.lock_inbound(self.config.inbound, entry, sightings.get(entry.key), now)
-            if seen != sightings.get(entry.key):
+            seen = collect.lock_inbound(self.config.inbound, entry, sightings.get(entry.key))
+            if seen is not None and seen != sightings.get(entry.key):
                 self.queue.record_sighting(entry.key, seen)
             snap = collect.snapshot_inbound(self.config.inbound, entry, seen)
             if snap.unsettled or (self.config.settle_seconds > 0 and snap.changed > now - self.config.settle_seconds):

@@ -403,7 +403,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def cmd_handin(args) -> int:
     """The hand-in service (coursetools/grading/handin/): serve, one round, pause, resume, status."""
-    from coursetools.grading.handin.build import open_service
+    from coursetools.grading.handin.factory import open_service
     from coursetools.grading.handin.queue import HandinQueue
     from coursetools.grading.handin.service import summarize_rows
 

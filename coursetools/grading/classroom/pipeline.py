@@ -17,7 +17,7 @@ one place, so that ``make grade``, ``make course``, the hand-in service and the 
 
 Who calls what: :func:`run` is steps 2-4 for a collected class (``make grade``; ``make course``
 with the plan off); the hand-in service (built by
-:func:`coursetools.grading.handin.build.open_service`) grades one submission at a time through
+:func:`coursetools.grading.handin.factory.open_service`) grades one submission at a time through
 its own pool, asks :func:`grade_again` of each result, and records through :func:`recorder`; the
 formgrader's *Autograde* calls :func:`grade` and nbgrader records. The command line only parses,
 calls these and prints.

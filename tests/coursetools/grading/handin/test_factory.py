@@ -1,4 +1,4 @@
-"""The hand-in service assembled in one place (coursetools/grading/handin/build.py).
+"""The hand-in service assembled in one place (coursetools/grading/handin/factory.py).
 
 The command line only parses and calls :func:`open_service`: the service it gets hides the
 exchange, its state and its outputs from the kernel, carries the hand-in wall, refuses bad rules
@@ -15,7 +15,7 @@ import pytest
 from pilot_course import PILOT
 
 from coursetools.grading.grade import Job, Options
-from coursetools.grading.handin.build import open_service
+from coursetools.grading.handin.factory import open_service
 
 
 def _open(tmp_path: Path, settings_text: str = "[default]\nattempts = 3\n", **kw):

@@ -18,6 +18,11 @@ every entry, what ``help(dplib.laplace_scale)`` prints, the old exercise's answe
 of epsilon per entry, the whole epsilon per entry, scales proportional to sqrt(d) or d^(2/3),
 scales 10 % off either way, the count of entries off by one, the standard deviation for the
 scale, NaN or infinite epsilon accepted, one noise draw for all entries, the rng ignored.
+Exercise 6 asks for a trimmed mean (t values dropped at each end) under replace-one, its noise
+scale judged against a brute-force sensitivity computed in the test; probes: the plain mean's
+(U - L)/n (``help(dplib.private_mean)``, the old answer), (U - L)/(n - t), the block off by one,
+a replacement counted twice, the add/remove bound, the 2t highest dropped, no clamping, NaN
+epsilon accepted, the rng ignored.
 """
 
 from __future__ import annotations
@@ -127,17 +132,22 @@ def private_household_count(household, flag, max_per_household, epsilon, rng):
 
 
 def _salary(
-    scale: str = "(upper - lower) / (n * epsilon)",
+    scale: str = "(upper - lower) / ((n - 2 * t) * epsilon)",
     check: str = "not (math.isfinite(epsilon) and epsilon > 0) or not (math.isfinite(lower) and math.isfinite(upper) and lower < upper)",
-    values: str = "np.clip(np.asarray(salaries, dtype=float), lower, upper)",
+    values: str = "np.sort(np.clip(np.asarray(salaries, dtype=float), lower, upper))",
+    middle: str = "values[t : n - t]",
+    noise: str = "rng.laplace(0.0, {scale})",
 ) -> str:
     return f"""
-def private_average_salary(salaries, lower, upper, epsilon, rng):
+def private_trimmed_salary(salaries, lower, upper, trim, epsilon, rng):
     if {check}:
         raise ValueError("bad parameter")
     values = {values}
     n = values.size
-    return float(values.mean() + rng.laplace(0.0, {scale}))
+    if int(trim) != trim or trim < 0 or 2 * trim >= n:
+        raise ValueError("bad trim")
+    t = int(trim)
+    return float({middle}.mean() + {noise.format(scale=scale)})
 """
 
 
@@ -278,14 +288,32 @@ WRONG = {
     ],
     "salary": [
         (
-            "max(|L|, |U|) / n: the add/remove sum bound",
-            _salary(scale="max(abs(lower), abs(upper)) / (n * epsilon)"),
+            "(U - L) / n: the plain mean's sensitivity, read in help(dplib.private_mean) (the old answer)",
+            _salary(scale="(upper - lower) / (n * epsilon)"),
         ),
-        ("divided by n - 1", _salary(scale="(upper - lower) / ((n - 1) * epsilon)")),
-        ("the sum's sensitivity, not divided by n", _salary(scale="(upper - lower) / epsilon")),
-        ("NaN epsilon accepted", _salary(check="epsilon <= 0 or lower >= upper")),
-        ("U / n: fits bounds that start near 0", _salary(scale="upper / (n * epsilon)")),
-        ("no clamping", _salary(values="np.asarray(salaries, dtype=float)")),
+        (
+            "(U - L) / (n - t): one end's trim counted",
+            _salary(scale="(upper - lower) / ((n - t) * epsilon)"),
+        ),
+        (
+            "(U - L) / (n - 2t + 1): the block's size off by one",
+            _salary(scale="(upper - lower) / ((n - 2 * t + 1) * epsilon)"),
+        ),
+        (
+            "2 (U - L) / (n - 2t): a replacement counted as two changes (not the smallest)",
+            _salary(scale="2 * (upper - lower) / ((n - 2 * t) * epsilon)"),
+        ),
+        (
+            "max(|L|, |U|) / (n - 2t): the add/remove bound of a sum",
+            _salary(scale="max(abs(lower), abs(upper)) / ((n - 2 * t) * epsilon)"),
+        ),
+        ("the 2t highest dropped, not t at each end", _salary(middle="values[: n - 2 * t]")),
+        ("no clamping", _salary(values="np.sort(np.asarray(salaries, dtype=float))")),
+        (
+            "NaN epsilon accepted",
+            _salary(check="epsilon <= 0 or lower >= upper"),
+        ),
+        ("rng ignored: numpy's global generator", _salary(noise="np.random.laplace(0.0, {scale})")),
     ],
     "feature_counts": [
         ("scale 1 / epsilon (one histogram's sensitivity)", _counts(scale="1.0 / epsilon")),
@@ -478,23 +506,36 @@ def private_household_count(household, flag, max_per_household, epsilon, rng):
     ],
     "salary": [
         """
-def private_average_salary(salaries, lower, upper, epsilon, rng):
+def private_trimmed_salary(salaries, lower, upper, trim, epsilon, rng):
     if not all(math.isfinite(x) for x in (lower, upper, epsilon)) or epsilon <= 0 or lower >= upper:
         raise ValueError("need finite lower < upper and a finite epsilon > 0")
+    n = len(salaries)
+    if trim != math.floor(trim) or not 0 <= 2 * trim < n:
+        raise ValueError("trim must be an integer with 0 <= 2 trim < n")
+    t = int(trim)
     rng.random({burn})
-    s = np.minimum(np.maximum(np.asarray(salaries, dtype=float), lower), upper)
-    return float(rng.laplace(loc=s.mean(), scale=(upper - lower) / len(s) / epsilon))
+    s = sorted(min(max(float(x), lower), upper) for x in salaries)
+    middle = s[t : n - t]
+    width = (upper - lower) / len(middle)          # one value leaves the block, a neighbour enters
+    b = width / epsilon
+    return float(sum(middle) / len(middle) + b * (rng.exponential() - rng.exponential()))
 """,
         """
-def private_average_salary(salaries, lower, upper, epsilon, rng):
+def private_trimmed_salary(salaries, lower, upper, trim, epsilon, rng):
     if not (np.isfinite(epsilon) and epsilon > 0):
         raise ValueError("epsilon must be finite and > 0")
     if not (np.isfinite(lower) and np.isfinite(upper)) or not lower < upper:
         raise ValueError("need finite bounds with lower < upper")
+    x = dplib.clamp(np.array(salaries, dtype=float), lower, upper)
+    n = x.size
+    if isinstance(trim, bool) or int(trim) != trim or trim < 0 or n - 2 * trim < 1:
+        raise ValueError("bad trim")
+    t = int(trim)
     rng.random({burn})
-    clamped = [min(max(float(x), lower), upper) for x in salaries]
-    noisy_sum = sum(clamped) + rng.laplace(0.0, (upper - lower) / epsilon)   # the sum, n public
-    return float(noisy_sum / len(clamped))
+    kept = n - 2 * t
+    if t > 0:
+        x = np.partition(x, (t - 1, n - t))[t : n - t] if n - t < n else np.sort(x)[t : n - t]
+    return float(rng.laplace(loc=x.mean(), scale=(upper - lower) / (kept * epsilon)))
 """,
     ],
     "feature_counts": [

@@ -18,6 +18,14 @@ build on (they judge the sampler against the student's own Exercise 1, the media
 student's own Exercises 2 and 5); the wrong answers are paired so that the i-th wrong answer of an
 earlier exercise never makes the i-th wrong answer of a later one look right.
 
+Issue 50 (no answer one ``help()`` away): Exercise 2 asks for the k best candidates in the order
+of k peeling rounds of the exponential mechanism at epsilon / k, drawn with one noisy max
+(``sample_exponential_topk``); ``help(dplib.report_noisy_max)`` hands over one round only. The
+hidden test compares the ordered lists with the exact peeling law computed in the test. Probes:
+Gumbel noise of scale 2 Delta / eps (the help() answer, the old exercise's), Laplace and
+exponential noise, the factor 2 dropped, k rounds with replacement, the scale off by one round and
+10 % too large, the winners in index order, numpy's global generator, NaN accepted.
+
 Find the counterexample (issue 39, item 2): report noisy max that also releases its noisy maximum.
 Wrong witnesses: two candidates (ratio exactly e^eps), non-neighbours, a value only a float sampler
 outputs (probability 0 on both), the index alone, an index out of range; the alternatives are the
@@ -64,20 +72,27 @@ def exponential_probabilities(scores, sensitivity, epsilon):{check}
 """
 
 
-def _noisy_max(noise: str, check: bool = True) -> str:
+def _topk(noise: str, check: bool = True, order: str = "np.argsort(-noisy, kind='stable')[:k]") -> str:
     validation = (
         _CHECK
         + """
     if not np.all(np.isfinite(np.asarray(scores, dtype=float))):
-        raise ValueError("scores")"""
+        raise ValueError("scores")
+    if isinstance(k, bool) or int(k) != k or not 1 <= k <= len(scores):
+        raise ValueError("k")"""
         if check
         else ""
     )
     return f"""
-def sample_exponential(scores, sensitivity, epsilon, rng):{validation}
+def sample_exponential_topk(scores, k, sensitivity, epsilon, rng):{validation}
     u = np.asarray(scores, dtype=float)
-    return int(np.argmax(u + {noise}))
+    k = int(k)
+    noisy = u + {noise}
+    return [int(i) for i in {order}]
 """
+
+
+_GUMBEL = "rng.gumbel(0.0, 2.0 * sensitivity * k / epsilon, u.size)"
 
 
 def _gap(body: str, check: bool = True, beta_limit: str = "(m - 1) / m") -> str:
@@ -221,21 +236,51 @@ WRONG = {
         ),
     ],
     "sample_exponential": [
-        ("Laplace noise of scale 2 Delta / eps", _noisy_max("rng.laplace(0.0, 2.0 * sensitivity / epsilon, u.size)")),
-        ("one-sided exponential noise (permute-and-flip)",
-         _noisy_max("rng.exponential(2.0 * sensitivity / epsilon, u.size)")),
-        ("Gumbel noise of scale Delta / eps (factor 2 dropped)",
-         _noisy_max("rng.gumbel(0.0, sensitivity / epsilon, u.size)")),
+        # the i-th wrong answer here is handed in with Exercise 1's i-th (the test forgives a
+        # sampler that is right on a wrong Exercise 1): none of these matches its partner's law
+        (
+            "Laplace noise of scale 2 Delta k / eps",
+            _topk("rng.laplace(0.0, 2.0 * sensitivity * k / epsilon, u.size)"),
+        ),
+        (
+            "Gumbel noise of scale 2 Delta / eps, read in help(dplib.report_noisy_max) (the old "
+            "exercise's answer): the whole epsilon in every round",
+            _topk("rng.gumbel(0.0, 2.0 * sensitivity / epsilon, u.size)"),
+        ),
+        (
+            "one-sided exponential noise (permute-and-flip)",
+            _topk("rng.exponential(2.0 * sensitivity * k / epsilon, u.size)"),
+        ),
         (
             "numpy's global generator, not rng",
+            _topk("np.random.gumbel(0.0, 2.0 * sensitivity * k / epsilon, u.size)"),
+        ),
+        (
+            "Gumbel noise of scale Delta k / eps (factor 2 dropped)",
+            _topk("rng.gumbel(0.0, sensitivity * k / epsilon, u.size)"),
+        ),
+        ("Gumbel-top-k without the contract's checks: NaN accepted", _topk(_GUMBEL, check=False)),
+        (
+            "k independent draws of the exponential mechanism at eps / k (a candidate can repeat)",
             """
-def sample_exponential(scores, sensitivity, epsilon, rng):
-    p = exponential_probabilities(scores, sensitivity, epsilon)
-    return int(np.random.choice(p.size, p=p))
+def sample_exponential_topk(scores, k, sensitivity, epsilon, rng):
+    u = np.asarray(scores, dtype=float)
+    if not (math.isfinite(sensitivity) and sensitivity > 0 and math.isfinite(epsilon) and epsilon > 0):
+        raise ValueError("bad")
+    if not np.all(np.isfinite(u)) or int(k) != k or not 1 <= k <= u.size:
+        raise ValueError("bad")
+    return [int(np.argmax(u + rng.gumbel(0.0, 2.0 * sensitivity * k / epsilon, u.size))) for _ in range(int(k))]
 """,
         ),
-        ("Gumbel-max without the contract's checks: NaN accepted",
-         _noisy_max("rng.gumbel(0.0, 2.0 * sensitivity / epsilon, u.size)", check=False)),
+        (
+            "the scale off by one round: 2 Delta (k + 1) / eps",
+            _topk("rng.gumbel(0.0, 2.0 * sensitivity * (k + 1) / epsilon, u.size)"),
+        ),
+        (
+            "the k winners in index order, not in the order of the rounds",
+            _topk(_GUMBEL, order="sorted(np.argsort(-noisy, kind='stable')[:k])"),
+        ),
+        ("the noise scale 10 % too large", _topk("rng.gumbel(0.0, 2.2 * sensitivity * k / epsilon, u.size)")),
     ],
     "worst_case_gap": [
         ("the bound itself", _gap("math.log(m / beta) / c")),
@@ -337,21 +382,37 @@ def exponential_probabilities(scores, sensitivity, epsilon):
     ],
     "sample_exponential": [
         """
-def sample_exponential(scores, sensitivity, epsilon, rng):
+def sample_exponential_topk(scores, k, sensitivity, epsilon, rng):
     rng.random({burn})
     if not (0 < sensitivity < math.inf and 0 < epsilon < math.inf):
         raise ValueError("sensitivity and epsilon must be finite and > 0")
     u = np.asarray(scores, dtype=float)
     if not np.isfinite(u).all():
         raise ValueError("scores must be finite")
-    return int(np.argmax(u + rng.gumbel(0.0, 2 * sensitivity / epsilon, size=u.shape)))
+    if k != int(k) or k < 1 or k > u.size:
+        raise ValueError("k must be an integer from 1 to the number of candidates")
+    k = int(k)
+    g = u + rng.gumbel(0.0, 2 * sensitivity * k / epsilon, size=u.shape)
+    out = []
+    for _ in range(k):                   # the largest, then the largest of the rest, ...
+        i = int(np.argmax(g))
+        out.append(i)
+        g[i] = -np.inf
+    return out
 """,
         """
-def sample_exponential(scores, sensitivity, epsilon, rng):
+def sample_exponential_topk(scores, k, sensitivity, epsilon, rng):
+    u = np.asarray(scores, dtype=float)
+    if not (isinstance(k, (int, np.integer)) or float(k).is_integer()) or not 1 <= k <= u.size:
+        raise ValueError("k must be an integer from 1 to len(scores)")
+    exponential_probabilities(scores, sensitivity, epsilon)      # the checks of Exercise 1
     rng.random({burn})
-    p = exponential_probabilities(scores, sensitivity, epsilon)
-    cdf = np.cumsum(p)
-    return int(min(np.searchsorted(cdf, rng.random() * cdf[-1], side="right"), p.size - 1))
+    rest, chosen = list(range(u.size)), []
+    for _ in range(int(k)):             # k rounds at epsilon / k, each among those left
+        p = exponential_probabilities(u[rest], sensitivity, epsilon / k)
+        j = int(rng.choice(len(rest), p=p / p.sum()))
+        chosen.append(rest.pop(j))
+    return chosen
 """,
     ],
     "worst_case_gap": [
@@ -476,8 +537,8 @@ def my_private_median(data, lower, upper, epsilon, n_grid, rng):
         raise ValueError("need n_grid >= 2 and lower < upper")
     rng.random({burn})
     grid = lower + (upper - lower) * np.arange(n_grid) / (n_grid - 1)
-    k = sample_exponential(my_median_utility(data, grid), my_median_utility_sensitivity("add_remove"), epsilon, rng)
-    return float(grid[k])
+    k = sample_exponential_topk(my_median_utility(data, grid), 1, my_median_utility_sensitivity("add_remove"), epsilon, rng)
+    return float(grid[k[0]])
 """,
     ],
     "counterexample_noisy_max": [

@@ -24,7 +24,12 @@ of k peeling rounds of the exponential mechanism at epsilon / k, drawn with one 
 hidden test compares the ordered lists with the exact peeling law computed in the test. Probes:
 Gumbel noise of scale 2 Delta / eps (the help() answer, the old exercise's), Laplace and
 exponential noise, the factor 2 dropped, k rounds with replacement, the scale off by one round and
-10 % too large, the winners in index order, numpy's global generator, NaN accepted.
+10 % too large, the winners in index order, numpy's global generator, NaN accepted. Exercise 4
+asks for the sharpest exponent c of the coin's truncated Beta that is epsilon-DP for every number
+of flips (epsilon over the range of one neighbour's change to the scores), judged against a
+brute-force range on a grid computed in the test; probes: section 2's eps / (2 Delta) (the help()
+answer, the old one), the monotone eps / Delta, the range with the factor 2 kept, a head's range
+only, the factor 2 dropped everywhere, the relations swapped, log2, the +1 forgotten, NaN accepted.
 
 Find the counterexample (issue 39, item 2): report noisy max that also releases its noisy maximum.
 Wrong witnesses: two candidates (ratio exactly e^eps), non-neighbours, a value only a float sampler
@@ -115,7 +120,7 @@ _LOGIT = "lambda t: math.log(t / (1.0 - t))"
 
 
 def _coin(replace: str, add_remove: str, ab: str = "1.0 + c * heads, 1.0 + c * (n - heads)",
-          c: str = "epsilon / (2.0 * d)", check: bool = True) -> str:
+          c: str = "epsilon / d", check: bool = True) -> str:
     validation = (
         """
     if not (0 < lower < upper < 1) or not (math.isfinite(epsilon) and epsilon > 0) or not (0 <= heads <= n):
@@ -140,6 +145,9 @@ def coin_beta_parameters(heads, n, epsilon, lower, upper, neighbouring):{validat
 
 _REPLACE = "max(abs(logit(lower)), abs(logit(upper)))"
 _ADD_REMOVE = "max(-math.log(lower), -math.log(1.0 - upper))"
+# issue 50: the sharpest exponent is epsilon over the range of the change one neighbour makes
+_REP_RANGE = "logit(upper) - logit(lower)"
+_AR_RANGE = "max(math.log(upper / lower), math.log((1.0 - lower) / (1.0 - upper)))"
 
 
 def _median_utility(below: str = "<", above: str = ">", add_remove: str = "1.0", replace: str = "2.0",
@@ -292,17 +300,26 @@ def sample_exponential_topk(scores, k, sensitivity, epsilon, rng):
         ("m for m - 1 (every candidate counted bad)", _gap("math.log(m * (1 - beta) / beta) / c")),
     ],
     "coin_beta_parameters": [
-        ("neighbouring relations swapped", _coin(_ADD_REMOVE, _REPLACE)),
-        ("the factor 2 dropped (also under replace-one on a range around 1/2, where scores move both ways)",
+        ("neighbouring relations swapped", _coin(_AR_RANGE, _REP_RANGE)),
+        (
+            "section 2's recipe c = eps / (2 Delta), read in help(beta_bias_parameters) (the old answer: "
+            "private, not the sharpest)",
+            _coin(_REPLACE, _ADD_REMOVE, c="epsilon / (2.0 * d)"),
+        ),
+        (
+            "the monotone form eps / Delta where every score moves one way, eps / (2 Delta) elsewhere "
+            "(the old exercise's sharper form: not the sharpest)",
+            _coin(_REPLACE, _ADD_REMOVE,
+                  c='epsilon / (d if neighbouring == "add_remove" or upper <= 0.5 or lower >= 0.5 else 2.0 * d)'),
+        ),
+        ("no checks: NaN and unknown relations accepted", _coin(_REP_RANGE, _AR_RANGE, check=False)),
+        ("a = c H (the +1 of the Beta forgotten)", _coin(_REP_RANGE, _AR_RANGE, ab="c * heads, c * (n - heads)")),
+        ("add/remove: only a head's range ln(upper / lower)", _coin(_REP_RANGE, "math.log(upper / lower)")),
+        ("log2 for ln", _coin("math.log2(upper / (1 - upper)) - math.log2(lower / (1 - lower))",
+                              "max(math.log2(upper / lower), math.log2((1.0 - lower) / (1.0 - upper)))")),
+        ("the range, with the factor 2 kept", _coin(_REP_RANGE, _AR_RANGE, c="epsilon / (2.0 * d)")),
+        ("the factor 2 dropped everywhere (not private under replace-one around 1/2)",
          _coin(_REPLACE, _ADD_REMOVE, c="epsilon / d")),
-        ("only the upper end (fits symmetric ranges)", _coin("abs(logit(upper))", "-math.log(lower)")),
-        ("no checks: NaN and unknown relations accepted", _coin(_REPLACE, _ADD_REMOVE, check=False)),
-        ("a = c H (the +1 of the Beta forgotten)", _coin(_REPLACE, _ADD_REMOVE, ab="c * heads, c * (n - heads)")),
-        ("replace-one: the range of the logit", _coin("logit(upper) - logit(lower)", _ADD_REMOVE)),
-        ("log2 for ln", _coin(_REPLACE.replace("logit", "(lambda t: math.log2(t / (1 - t)))"),
-                              "max(-math.log2(lower), -math.log2(1.0 - upper))")),
-        ("the monotone form under replace-one whatever the range, the factor 2 kept under add/remove",
-         _coin(_REPLACE, _ADD_REMOVE, c='epsilon / (d if neighbouring == "replace" else 2.0 * d)')),
     ],
     "median_utility": [
         ("<= for < (values equal to c counted below)", _median_utility(below="<=")),
@@ -450,14 +467,13 @@ def coin_beta_parameters(heads, n, epsilon, lower, upper, neighbouring):
         raise ValueError("need 0 < lower < upper < 1")
     if not (0 < epsilon < math.inf) or heads < 0 or heads > n:
         raise ValueError("bad epsilon or heads")
-    ends = np.array([lower, upper])
-    sensitivities = {
-        "replace": float(np.max(np.abs(special.logit(ends)))),
-        "add_remove": float(max(-np.log(lower), -np.log1p(-upper))),
+    ranges = {
+        "replace": float(special.logit(upper) - special.logit(lower)),
+        "add_remove": float(max(np.log(upper / lower), np.log1p(-lower) - np.log1p(-upper))),
     }
-    if neighbouring not in sensitivities:
+    if neighbouring not in ranges:
         raise ValueError("neighbouring must be 'replace' or 'add_remove'")
-    weight = epsilon / 2 / sensitivities[neighbouring]
+    weight = epsilon / ranges[neighbouring]
     return (heads * weight + 1.0, (n - heads) * weight + 1.0)
 """,
         """
@@ -465,17 +481,14 @@ def coin_beta_parameters(heads, n, epsilon, lower, upper, neighbouring):
     ok = isinstance(neighbouring, str) and neighbouring in {"replace", "add_remove"}
     if not ok or not (0 < lower < upper < 1) or not (epsilon > 0 and math.isfinite(epsilon)) or not 0 <= heads <= n:
         raise ValueError("bad arguments")
-    theta = np.linspace(lower, upper, 2001)            # both ends included: the worst case is at one
+    theta = np.linspace(lower, upper, 2001)            # both ends included
     if neighbouring == "replace":
-        moves = np.abs(np.log(theta) - np.log(1 - theta))
+        changes = [np.log(theta) - np.log(1 - theta)]   # one tail turned into a head
     else:
-        moves = np.maximum(-np.log(theta), -np.log(1 - theta))
-    d = float(moves.max())
-    # the sharper monotone form where every neighbour moves all scores the same way: add/remove
-    # (a flip adds log theta or log(1 - theta), both < 0), replace-one when 1/2 is not inside the range
-    monotone = neighbouring == "add_remove" or upper <= 0.5 or lower >= 0.5
-    factor = 1.0 if monotone else 2.0
-    return float(1 + epsilon * heads / (factor * d)), float(1 + epsilon * (n - heads) / (factor * d))
+        changes = [np.log(theta), np.log(1 - theta)]    # one head, or one tail, added
+    # the proof's two factors: e^(c max change) and e^(-c min change), so c times the range
+    spread = max(float(np.ptp(ch)) for ch in changes)
+    return float(1 + epsilon * heads / spread), float(1 + epsilon * (n - heads) / spread)
 """,
     ],
     "median_utility": [

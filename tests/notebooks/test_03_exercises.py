@@ -24,7 +24,12 @@ of k peeling rounds of the exponential mechanism at epsilon / k, drawn with one 
 hidden test compares the ordered lists with the exact peeling law computed in the test. Probes:
 Gumbel noise of scale 2 Delta / eps (the help() answer, the old exercise's), Laplace and
 exponential noise, the factor 2 dropped, k rounds with replacement, the scale off by one round and
-10 % too large, the winners in index order, numpy's global generator, NaN accepted. Exercise 4
+10 % too large, the winners in index order, numpy's global generator, NaN accepted. Exercise 6
+asks for the private median on the whole interval (Smith 2011: pieces between data points weighted
+by length), judged by Kolmogorov-Smirnov against the exact law computed in the test; probes:
+dplib's 1001-point grid (the help() answer, the old one), the factor 2 dropped, sensitivity 2,
+pieces not weighted by length, values outside the range dropped, the midpoint of the piece,
+numpy's global generator, no checks. Exercise 4
 asks for the sharpest exponent c of the coin's truncated Beta that is epsilon-DP for every number
 of flips (epsilon over the range of one neighbour's change to the scores), judged against a
 brute-force range on a grid computed in the test; probes: section 2's eps / (2 Delta) (the help()
@@ -178,25 +183,30 @@ def my_median_utility_sensitivity(neighbouring):
 """
 
 
-def _median(exponent: str = "epsilon * (s - s.max()) / 2.0", grid: str = "np.linspace(lower, upper, n_grid)",
-            ret: str = "float(grid[i])", check: bool = True) -> str:
+def _median(exponent: str = "epsilon * (s - s.max()) / 2.0", weight: str = "np.log(right - left)",
+            pick: str = "rng.uniform(left[i], right[i])", keep: str = "x", check: bool = True) -> str:
+    """Exercise 6 (the median on the whole interval) with one slip."""
     validation = (
         """
-    if not (math.isfinite(epsilon) and epsilon > 0) or not n_grid >= 2 or not lower < upper:
+    if not (math.isfinite(epsilon) and epsilon > 0) or not (math.isfinite(lower) and math.isfinite(upper)) \\
+            or not lower < upper:
         raise ValueError("bad arguments")"""
         if check
         else ""
     )
     return f"""
-def my_private_median(data, lower, upper, epsilon, n_grid, rng):{validation}
-    grid = {grid}
-    x = np.asarray(data, dtype=float)
-    s = -np.abs((x[None, :] < grid[:, None]).sum(axis=1) - (x[None, :] > grid[:, None]).sum(axis=1)).astype(float)
-    p = np.exp({exponent})
-    i = int(rng.choice(grid.size, p=p / p.sum()))
-    return {ret}
+def continuous_private_median(data, lower, upper, epsilon, rng):{validation}
+    x = np.sort(np.asarray(data, dtype=float).ravel())
+    x = {keep}
+    edges = np.concatenate(([lower], x[(x > lower) & (x < upper)], [upper]))
+    ok = np.diff(edges) > 0
+    left, right = edges[:-1][ok], edges[1:][ok]
+    mids = (left + right) / 2.0
+    s = -np.abs((x[None, :] < mids[:, None]).sum(axis=1) - (x[None, :] > mids[:, None]).sum(axis=1)).astype(float)
+    logits = {weight} + {exponent}
+    i = int(np.argmax(logits + rng.gumbel(size=logits.size)))
+    return float({pick})
 """
-
 
 
 _Q_CHECK = """
@@ -329,12 +339,29 @@ def sample_exponential_topk(scores, k, sensitivity, epsilon, rng):
         ("candidates sorted (fits the sorted visible inputs)", _median_utility(order="np.sort(c)")),
     ],
     "private_median": [
+        # the i-th wrong answer here is handed in with Exercise 5's i-th (the test forgives a median
+        # built right on a wrong Exercise 5): the sensitivity 2 stays away from the swapped one (2)
         ("no factor 2: the median utility is not monotone", _median(exponent="epsilon * (s - s.max())")),
         ("replace-one's sensitivity 2 under add/remove", _median(exponent="epsilon * (s - s.max()) / 4.0")),
-        ("the index, not the value", _median(ret="i")),
+        (
+            "dplib's private_median, read in help(): 1001 grid points (the old exercise's answer)",
+            """
+def continuous_private_median(data, lower, upper, epsilon, rng):
+    if not (math.isfinite(epsilon) and epsilon > 0) or not lower < upper:
+        raise ValueError("bad arguments")
+    grid = np.linspace(lower, upper, 1001)
+    x = np.asarray(data, dtype=float)
+    s = -np.abs((x[None, :] < grid[:, None]).sum(axis=1) - (x[None, :] > grid[:, None]).sum(axis=1)).astype(float)
+    p = np.exp(epsilon * (s - s.max()) / 2.0)
+    return float(grid[int(rng.choice(grid.size, p=p / p.sum()))])
+""",
+        ),
         ("no checks: epsilon 0 and NaN accepted", _median(check=False)),
-        ("grid without its top end", _median(grid="np.linspace(lower, upper, n_grid, endpoint=False)")),
-        ("epsilon / 2 for the two counts", _median(exponent="epsilon / 2.0 * (s - s.max()) / 2.0")),
+        ("pieces chosen by their scores only, not weighted by their lengths", _median(weight="0.0")),
+        ("values outside [lower, upper] dropped", _median(keep="x[(x >= lower) & (x <= upper)]")),
+        ("rng ignored inside the piece: numpy's global generator",
+         _median(pick="np.random.uniform(left[i], right[i])")),
+        ("the middle of the chosen piece, not a uniform point in it", _median(pick="mids[i]")),
     ],
     "counterexample_noisy_max": [
         ("two candidates: the ratio is exactly e^eps = 4, not more", """
@@ -533,25 +560,39 @@ def my_median_utility_sensitivity(neighbouring):
     ],
     "private_median": [
         """
-def my_private_median(data, lower, upper, epsilon, n_grid, rng):
+def continuous_private_median(data, lower, upper, epsilon, rng):
     rng.random({burn})
-    if not (0 < epsilon < math.inf) or n_grid < 2 or not (lower < upper):
+    if not (0 < epsilon < math.inf) or not (-math.inf < lower < upper < math.inf):
         raise ValueError("bad arguments")
-    grid = np.linspace(lower, upper, n_grid)
-    scores = my_median_utility(data, grid)
-    noisy = scores + rng.gumbel(0.0, 2.0 / epsilon, size=grid.size)   # Delta u = 1, factor 2
-    return float(grid[np.argmax(noisy)])
+    x = np.asarray(data, dtype=float).ravel()
+    cuts = np.unique(np.clip(x, lower, upper))            # repeated values cut once
+    edges = np.unique(np.concatenate(([lower], cuts, [upper])))
+    left, right = edges[:-1], edges[1:]
+    scores = my_median_utility(x, (left + right) / 2.0)
+    w = (right - left) * np.exp(epsilon * (scores - scores.max()) / 2.0)   # Delta u = 1, factor 2
+    i = int(rng.choice(w.size, p=w / w.sum()))
+    return float(left[i] + (right[i] - left[i]) * rng.random())
 """,
         """
-def my_private_median(data, lower, upper, epsilon, n_grid, rng):
+def continuous_private_median(data, lower, upper, epsilon, rng):
     if math.isnan(lower) or math.isnan(upper) or math.isnan(epsilon) or epsilon <= 0 or epsilon == math.inf:
         raise ValueError("bad epsilon or range")
-    if n_grid < 2 or lower >= upper:
-        raise ValueError("need n_grid >= 2 and lower < upper")
+    if math.isinf(lower) or math.isinf(upper) or lower >= upper:
+        raise ValueError("need finite lower < upper")
     rng.random({burn})
-    grid = lower + (upper - lower) * np.arange(n_grid) / (n_grid - 1)
-    k = sample_exponential_topk(my_median_utility(data, grid), 1, my_median_utility_sensitivity("add_remove"), epsilon, rng)
-    return float(grid[k[0]])
+    xs = sorted(float(v) for v in np.ravel(data))
+    inner = [v for v in xs if lower < v < upper]
+    pieces = [(a, b) for a, b in zip([lower] + inner, inner + [upper]) if b > a]
+    logw = []
+    for a, b in pieces:
+        m = (a + b) / 2
+        u = -abs(sum(v < m for v in xs) - sum(v > m for v in xs))
+        logw.append(math.log(b - a) + epsilon * u / 2)
+    top = max(logw)
+    cdf = np.cumsum([math.exp(v - top) for v in logw])
+    i = int(min(np.searchsorted(cdf, rng.random() * cdf[-1], side="right"), len(pieces) - 1))
+    a, b = pieces[i]
+    return float(rng.uniform(a, b))
 """,
     ],
     "counterexample_noisy_max": [

@@ -26,7 +26,7 @@ def main(argv=None) -> int:
     from coursetools.grading.classroom.collect import source_texts
     from coursetools.grading.classroom.pipeline import grade as grade_class
     from coursetools.grading.classroom.pipeline import hide_list
-    from coursetools.grading.grade import Job, Options
+    from coursetools.grading.job import Job, Options
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--top", type=int, default=15)

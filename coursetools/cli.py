@@ -14,15 +14,14 @@ import sys
 import time
 from pathlib import Path
 
+from coursetools import paths, rendering
 from coursetools.authoring import example_class
 from coursetools.authoring.release import find_assignments, release_all
 from coursetools.grading.classroom import executors, feedback, pipeline
 from coursetools.grading.classroom.collect import SubmissionsNotFound, collect_jobs
+from coursetools.grading.job import graded_sandbox_mode
 
-ROOT = Path(__file__).resolve().parents[1]
-BUILD = ROOT / "build"
-PILOT = ROOT / "tests" / "fixtures" / "solutions"
-EXAMPLE_GRADES = BUILD / "example-class-graded"  # make course's grades and feedback pages
+EXAMPLE_GRADES = paths.BUILD / "example-class-graded"  # make course's grades and feedback pages
 
 
 # ------------------------------------------------------------------------------------------ jobs
@@ -39,9 +38,9 @@ def report(
     text = ""
     if warnings:  # a misspelt folder: the first thing the instructor sees
         text += "Not graded, check these first:\n" + "".join(
-            f"  {feedback.printable(w)}\n" for w in warnings
+            f"  {rendering.printable(w)}\n" for w in warnings
         ) + "\n"
-    modes = sorted({feedback.sandbox_mode(r) for r in results} - {"?"})
+    modes = sorted({graded_sandbox_mode(r) for r in results} - {"?"})
     text += feedback.summary_table(results) + "\n" + feedback.problem_report(results)
     text += f"\nsandbox: {', '.join(modes) or 'none used'}"
     if "rlimit" in modes:
@@ -49,7 +48,7 @@ def report(
     offs = sorted({o for r in results for o in r.get("sandbox_off", ())})
     for off in offs:
         text += f"\n  WARNING, weaker than bwrap: {off}"
-    remedies = {feedback.sandbox_remedy(feedback.sandbox_mode(r), str(r.get("sandbox_why", ""))) for r in results}
+    remedies = {feedback.sandbox_remedy(graded_sandbox_mode(r), str(r.get("sandbox_why", ""))) for r in results}
     for remedy in sorted(remedies - {""}):
         text += f"\n  {remedy}"
     if unchanged:
@@ -76,7 +75,7 @@ def cmd_release(args) -> int:
     )
     for path in kept:
         print(
-            f"  KEPT, not replaced: {feedback.printable(str(path))} was changed since the release "
+            f"  KEPT, not replaced: {rendering.printable(str(path))} was changed since the release "
             "wrote it (a student's answers?)",
             file=sys.stderr,
         )
@@ -128,21 +127,21 @@ def validate(source_root: Path, workers: int | None = None) -> list[str]:
     trusted grader, which ``make course`` checks by grading that same notebook (``ada_full``).
     """
     generator = example_class
-    staging = BUILD / "validate"
+    staging = paths.BUILD / "validate"
     if staging.exists():
         shutil.rmtree(staging)
-    paths = []
+    notebooks = []
     for name in find_assignments(source_root):
         folder = Path(source_root) / name
         target = staging / name
         shutil.copytree(folder, target, ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints"))
         filled = generator.student_notebooks(folder / f"{name}.ipynb")["ada_full"]
         (target / f"{name}.ipynb").write_bytes(filled)
-        paths.append(str(target / f"{name}.ipynb"))
+        notebooks.append(str(target / f"{name}.ipynb"))
     failures = []
-    workers = min(len(paths), workers or executors.default_workers()) or 1
+    workers = min(len(notebooks), workers or executors.default_workers()) or 1
     with cf.ProcessPoolExecutor(max_workers=workers) as pool:
-        for path, result in pool.map(_validate_one, paths):
+        for path, result in pool.map(_validate_one, notebooks):
             bad = (
                 result.get("failed", [])
                 + result.get("type_changed", [])
@@ -182,9 +181,9 @@ def cmd_grade(args) -> int:
         return 2
     if not jobs:
         for line in warnings:
-            print(f"  {feedback.printable(line)}", file=sys.stderr)
+            print(f"  {rendering.printable(line)}", file=sys.stderr)
         print(
-            f"no submissions found under {feedback.display_name(str(args.submissions))}/"
+            f"no submissions found under {rendering.display_name(str(args.submissions))}/"
             "<student>/<assignment>/<assignment>.ipynb",
             file=sys.stderr,
         )
@@ -227,8 +226,12 @@ def cmd_course(args) -> int:
     start = time.monotonic()
     source, release = Path(args.source), Path(args.release)
     if not find_assignments(source):
-        print(f"no notebook in {source}/ yet: running the course pipeline on the pilot fixture")
-        source, release = PILOT, BUILD / "pilot-release"
+        print(
+            f"no notebook in {rendering.printable(str(source))}/: nothing to release or grade "
+            "(docs/adding-an-exercise.md says how to write one)",
+            file=sys.stderr,
+        )
+        return 2
     print(f"== 1. release: {source} -> {release}")
     cmd_release(argparse.Namespace(source=source, release=release))
     failures = []
@@ -236,7 +239,7 @@ def cmd_course(args) -> int:
         print("== 1b. nbgrader Validator on every solution notebook")
         failures = validate(source, args.workers)
     print("== 2. example class, generated from the notebooks (coursetools/authoring/example_class.py)")
-    klass = BUILD / "example-class"
+    klass = paths.BUILD / "example-class"
     if klass.exists():
         shutil.rmtree(klass)
     written = example_class.make_class(source, klass)
@@ -283,8 +286,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m coursetools", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("release", help="regenerate notebooks/ from solutions/")
-    p.add_argument("--source", type=Path, default=ROOT / "solutions")
-    p.add_argument("--release", type=Path, default=ROOT / "notebooks")
+    p.add_argument("--source", type=Path, default=paths.SOLUTIONS)
+    p.add_argument("--release", type=Path, default=paths.NOTEBOOKS)
     p.add_argument(
         "--force",
         action="store_true",
@@ -295,20 +298,20 @@ def main(argv: list[str] | None = None) -> int:
         "student-copy",
         help="copy the release into a student's working folder, never overwriting a file",
     )
-    p.add_argument("--release", type=Path, default=ROOT / "notebooks")
-    p.add_argument("--work", type=Path, default=ROOT / "work")
+    p.add_argument("--release", type=Path, default=paths.NOTEBOOKS)
+    p.add_argument("--work", type=Path, default=paths.ROOT / "work")
     p.set_defaults(func=cmd_student_copy)
     p = sub.add_parser(
         "validate", help="every solution notebook passes its tests (nbgrader Validator)"
     )
-    p.add_argument("--source", type=Path, default=ROOT / "solutions")
+    p.add_argument("--source", type=Path, default=paths.SOLUTIONS)
     p.add_argument("--workers", type=int, default=None)
     p.set_defaults(func=cmd_validate)
     p = sub.add_parser("grade", help="grade SUBMISSIONS/<student>/<assignment>/*.ipynb")
     p.add_argument("submissions", type=Path)
-    p.add_argument("--grades", type=Path, default=BUILD / "grades.csv")
+    p.add_argument("--grades", type=Path, default=paths.BUILD / "grades.csv")
     p.add_argument("--feedback", type=Path, default=None, help="default: feedback/ beside GRADES")
-    p.add_argument("--source", type=Path, default=ROOT / "solutions")
+    p.add_argument("--source", type=Path, default=paths.SOLUTIONS)
     p.add_argument(
         "--gradebook",
         action=argparse.BooleanOptionalAction,
@@ -318,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--nbgrader-config",
         type=Path,
-        default=ROOT / "nbgrader_config.py",
+        default=paths.NBGRADER_CONFIG,
         help="the course directory's nbgrader_config.py (where the gradebook is)",
     )
     p.add_argument(
@@ -330,14 +333,14 @@ def main(argv: list[str] | None = None) -> int:
     pipeline.add_grading_arguments(p)
     p.set_defaults(func=cmd_grade)
     p = sub.add_parser("course", help="release, validate, grade the example class")
-    p.add_argument("--source", type=Path, default=ROOT / "solutions")
+    p.add_argument("--source", type=Path, default=paths.SOLUTIONS)
     p.add_argument(
         "--nbgrader-validate",
         action=argparse.BooleanOptionalAction,
         default=True,
         help="also run nbgrader's Validator on every solution notebook (default: on)",
     )
-    p.add_argument("--release", type=Path, default=ROOT / "notebooks")
+    p.add_argument("--release", type=Path, default=paths.NOTEBOOKS)
     pipeline.add_grading_arguments(p)
     p.set_defaults(func=cmd_course)
     p = sub.add_parser(
@@ -347,11 +350,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("action", choices=("serve", "once", "pause", "resume", "status"))
     p.add_argument("--exchange", type=Path, default=None, help="default: the exchange of nbgrader_config.py")
     p.add_argument("--course-id", default=None, help="default: nbgrader_config.py's course_id")
-    p.add_argument("--source", type=Path, default=ROOT / "solutions")
-    p.add_argument("--state", type=Path, default=BUILD / "handin", help="the queue (default build/handin)")
-    p.add_argument("--settings", type=Path, default=ROOT / "deploy" / "handin.toml")
-    p.add_argument("--grades", type=Path, default=BUILD / "grades.csv", help="as make grade's GRADES")
-    p.add_argument("--nbgrader-config", type=Path, default=ROOT / "nbgrader_config.py")
+    p.add_argument("--source", type=Path, default=paths.SOLUTIONS)
+    p.add_argument("--state", type=Path, default=paths.BUILD / "handin", help="the queue (default build/handin)")
+    p.add_argument("--settings", type=Path, default=paths.DEPLOY / "handin.toml")
+    p.add_argument("--grades", type=Path, default=paths.BUILD / "grades.csv", help="as make grade's GRADES")
+    p.add_argument("--nbgrader-config", type=Path, default=paths.NBGRADER_CONFIG)
     p.add_argument("--poll", type=float, default=2.0, help="seconds between looks at the exchange")
     p.add_argument(
         "--handin-wall",
@@ -382,19 +385,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--mapping",
         type=Path,
-        default=ROOT / "deploy" / "lms.toml",
+        default=paths.DEPLOY / "lms.toml",
         help="column mapping (TOML; default deploy/lms.toml, documented there)",
     )
-    p.add_argument("--nbgrader-config", type=Path, default=ROOT / "nbgrader_config.py")
+    p.add_argument("--nbgrader-config", type=Path, default=paths.NBGRADER_CONFIG)
     p.set_defaults(func=cmd_lms_export)
     p = sub.add_parser("book", help="the course as a static site, offline: _build/html/index.html")
-    p.add_argument("--source", type=Path, default=ROOT / "solutions")
-    p.add_argument("--out", type=Path, default=ROOT / "_build" / "html")
+    p.add_argument("--source", type=Path, default=paths.SOLUTIONS)
+    p.add_argument("--out", type=Path, default=paths.BOOK_OUT)
     p.add_argument(
         "--jobs", type=int, default=None, help="chapters executed at once (default: cores)"
     )
     p.add_argument("--no-cache", action="store_true", help="execute every chapter again")
-    p.add_argument("--cache-dir", type=Path, default=BUILD / "book" / "cache")
+    p.add_argument("--cache-dir", type=Path, default=paths.BOOK_CACHE)
     p.add_argument("--strict", action="store_true", help="exit 1 if any cell raised an error")
     p.set_defaults(func=cmd_book)
     args = parser.parse_args(argv)

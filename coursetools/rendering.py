@@ -31,6 +31,10 @@ import mistune
 from latex2mathml.converter import convert as latex_to_mathml
 
 __all__ = [
+    "DISPLAY_MAX",
+    "display_name",
+    "format_number",
+    "printable",
     "ANSI",
     "CONTENT_SECURITY_POLICY",
     "FOCUS_CSS",
@@ -226,3 +230,77 @@ def accessible_page(page: str) -> str:
     if "<main" not in page:
         page = page.replace("<body>", "<body><main>", 1).replace("</body>", "</main></body>", 1)
     return keyboard_reachable(page)
+
+
+# ----------------------------------------------------------------------------------------- names
+
+
+DISPLAY_MAX = 40  # characters of a name shown on the terminal or in a page's title
+
+
+def format_number(x: float | None) -> str:
+    """A number as pages and the terminal show it (``:g``), ``-`` for none."""
+    if x is None:
+        return "-"
+    return f"{x:g}"
+
+
+_SHORT_ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape_char(ch: str) -> str:
+    """``ch`` as shown: printable characters as they are, anything else as a Python escape."""
+    if ch in _SHORT_ESCAPES:
+        return _SHORT_ESCAPES[ch]
+    if ch.isprintable():
+        return ch
+    code = ord(ch)
+    if 0xDC80 <= code <= 0xDCFF:  # a byte that is not UTF-8, kept by os.fsdecode
+        return f"\\x{code - 0xDC00:02x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def printable(s: str) -> str:
+    r"""``s`` safe to show on a terminal: nothing in it can move the cursor or change colours.
+
+    Control, format and separator characters (ANSI escapes, newlines, bidi overrides, zero-width
+    spaces), undecodable bytes kept by :func:`os.fsdecode` and backslashes are shown as Python
+    escapes (``\x1b``, ``\n``, ``\u202e``, ``\xff``, ``\\``); other characters are kept.
+    """
+    return "".join(map(_escape_char, str(s)))
+
+
+def display_name(s: str) -> str:
+    r"""A student's or an assignment's name as shown to a person: escaped and short.
+
+    Parameters
+    ----------
+    s : str
+        A name, as decoded by :func:`os.fsdecode` (any character but ``/`` and NUL).
+
+    Returns
+    -------
+    str
+        :func:`printable` of ``s``, capped at 40 characters (the last one an ellipsis).
+
+    Examples
+    --------
+    >>> display_name("ada")
+    'ada'
+    >>> print(display_name("\x1b[31mred\nline"))
+    \x1b[31mred\nline
+    >>> display_name("x" * 50)
+    'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…'
+    """
+    pieces = [_escape_char(ch) for ch in str(s)]
+    if sum(map(len, pieces)) <= DISPLAY_MAX:
+        return "".join(pieces)
+    out, length = [], 0
+    for piece in pieces:  # whole escapes only, and room for the ellipsis
+        if length + len(piece) > DISPLAY_MAX - 1:
+            break
+        out.append(piece)
+        length += len(piece)
+    return "".join(out) + "\u2026"

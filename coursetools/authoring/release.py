@@ -30,7 +30,7 @@ from pathlib import Path
 import nbformat
 from nbformat.notebooknode import NotebookNode
 
-from coursetools import cells
+from coursetools import cells, paths
 
 __all__ = [
     "find_assignments",
@@ -101,7 +101,7 @@ def _config():
     from traitlets.config import Config
     from traitlets.config.loader import PyFileConfigLoader
 
-    path = Path(__file__).resolve().parents[2] / "nbgrader_config.py"
+    path = paths.NBGRADER_CONFIG
     if not path.is_file():
         return Config()
     return PyFileConfigLoader(path.name, str(path.parent)).load_config()

@@ -47,6 +47,7 @@ from typing import TextIO
 import nbformat
 from nbformat.notebooknode import NotebookNode
 
+from coursetools import paths
 from coursetools.authoring import example_class
 from coursetools.authoring.release import (
     BEGIN_SOLUTION,
@@ -79,9 +80,9 @@ __all__ = [
     "run_chapters",
 ]
 
-ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_OUT = ROOT / "_build" / "html"
-DEFAULT_CACHE = ROOT / "build" / "book" / "cache"
+ROOT = paths.ROOT
+DEFAULT_OUT = paths.BOOK_OUT
+DEFAULT_CACHE = paths.BOOK_CACHE
 CACHE_VERSION = "book-1"  # bump when what the cache holds changes meaning
 DEFAULT_CELL_TIMEOUT = 300.0
 
@@ -731,7 +732,7 @@ def _clean_site(out: Path) -> None:
 
 
 def build_book(
-    source_root: Path = ROOT / "solutions",
+    source_root: Path = paths.SOLUTIONS,
     out: Path = DEFAULT_OUT,
     *,
     jobs: int | None = None,

@@ -42,7 +42,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
@@ -57,6 +56,15 @@ from coursetools.cells import (
     nbgrader,
 )
 from coursetools.grading import bridge, framing
+from coursetools.grading.job import (
+    Job,
+    Options,
+    Result,
+    empty_result,
+    resolve_sandbox,
+    sandbox_fields,
+    sandbox_summary,
+)
 from coursetools.grading.sandboxed import bans, limits
 from coursetools.grading.sandboxed import sandbox as sbx
 from coursetools.grading.sandboxed.budget import Budget, CpuMeter
@@ -69,10 +77,6 @@ from coursetools.grading.sandboxed.kernel import (
 from coursetools.grading.trusted import forkserver
 
 __all__ = [
-    "Options",
-    "Job",
-    "Result",
-    "empty_result",
     "grade_job",
     "display_run",
     "display_cells",
@@ -83,46 +87,6 @@ __all__ = [
 ]
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-
-
-@dataclass(frozen=True)
-class Options:
-    """How to run one submission."""
-
-    # Limits in the submission's own CPU seconds (its kernel's control group, plus the trusted
-    # runner during a test; wall seconds where no group measures CPU): load cannot cost points
-    # (coursetools.grading.sandboxed.budget). The wall clock is a backstop, wall_factor times
-    # the limit: a cell that sleeps uses no CPU.
-    cell_timeout: float = 60.0  # CPU seconds for one cell or test
-    notebook_timeout: float = 600.0  # CPU seconds for the whole notebook, restarts included
-    wall_factor: float = 3.0
-    notebook_wall: float | None = None  # a wall-clock budget for the whole notebook (hand-in)
-    startup_timeout: float = 60.0
-    max_restarts: int = 3  # kernel deaths/hangs tolerated before the rest is not run
-    sandbox: str = "auto"  # auto | bwrap | setuid | rlimit
-    memory_bytes: int = sbx.Limits.memory_bytes  # per process (RLIMIT_AS) and per submission
-    max_pids: int = 256  # processes per submission (cgroup), threads included
-    cpus: float = 1.0  # CPU share per submission (cgroup)
-    hide: tuple[str, ...] = ()  # directories to cover in setuid mode (instructor files)
-    with_outputs: bool = False  # a second, ungraded run for the student's outputs (display_run)
-
-
-@dataclass
-class Job:
-    """Everything needed to grade one (student, assignment): texts and bytes, no paths."""
-
-    student: str
-    assignment: str
-    source: str  # the source notebook's JSON (solutions + hidden tests)
-    release: str  # the release notebook's JSON (what the student got)
-    submission: bytes | None  # None: nothing handed in
-    notebook_name: str = ""
-    files: dict[str, bytes] = field(default_factory=dict)  # the assignment's own data files
-    problems: list[str] = field(default_factory=list)  # found while collecting
-    options: Options = field(default_factory=Options)
-    # nbgrader's exchange leaves timestamp.txt and submission_secret.txt beside a collected
-    # notebook; kept (validated) so its feedback can be released back through the exchange.
-    exchange: dict[str, str] = field(default_factory=dict)
 
 
 # ------------------------------------------------------------------------------------ cell kinds
@@ -682,87 +646,6 @@ def score(nb: NotebookNode, grader: _Grader | None, release: NotebookNode):
 # ------------------------------------------------------------------------------------ entry point
 
 
-def _sandbox_field(mode: str, described: str) -> str:
-    """The result's ``sandbox``: the mode, its control group, and what is off if weaker than bwrap."""
-    off = sbx.guarantees_off(mode) if mode in sbx.MODES else []
-    return mode + described + (f" (weaker than bwrap: {'; '.join(off)})" if off else "")
-
-
-def _sandbox_fields(mode: str, why: str = "") -> dict:
-    """The structured sandbox fields of a result: the mode, what it does not guarantee, and the
-    true reason a mode weaker than bwrap was used (the remedy is derived from it)."""
-    known = mode in sbx.MODES
-    return {
-        "sandbox_mode": mode,
-        "sandbox_off": sbx.guarantees_off(mode) if known else [],
-        **({"sandbox_why": why} if why and mode != "bwrap" else {}),
-    }
-
-
-def _mode(options: Options) -> tuple[str, str]:
-    if options.sandbox == "auto":
-        return sbx.detect()
-    return options.sandbox, f"asked for (--sandbox {options.sandbox})"
-
-
-class Result(dict):
-    """One graded submission, as every consumer reads it: a ``dict`` (JSON in the details file,
-    picklable across a Dask cluster) with these keys, built only by :meth:`empty` and
-    :func:`grade_job`.
-
-    ``student``, ``assignment``; ``score`` and ``max_score`` (autograded points), ``manual_max``
-    (points graded by hand); ``cells`` (one per test or hand-graded cell: ``grade_id``, ``kind``
-    auto|manual, ``points``, ``max_points``, ``status``, ``message``, ``hidden`` when a hidden
-    line failed, ``cpu_seconds`` the test cost); ``problems`` and ``notes`` (the grader's
-    sentences); ``feedback`` (the cells of the page); the sandbox: ``sandbox`` (one line),
-    ``sandbox_mode``, ``sandbox_off`` (each guarantee off, :func:`sandbox.guarantees_off`) and
-    ``sandbox_why`` (why a weaker mode); ``seconds``, ``restarts``, ``kernel_calls``, ``usage``
-    (the control group's figures); ``starved`` (cut by the wall clock while computing: graded
-    again alone); ``grader_error`` when the grader, not the submission, failed.
-    """
-
-    @classmethod
-    def empty(
-        cls, job: Job, source: NotebookNode, problems: list[str], mode: str, why: str = ""
-    ) -> Result:
-        """The result of a submission that was not run (nothing handed in, not a notebook, lost):
-        0 points on every test, with the problems."""
-        auto, manual = max_points(source)
-        cells = [
-            {
-                "grade_id": _nbg(c)["grade_id"],
-                "kind": "auto",
-                "points": 0.0,
-                "max_points": float(_nbg(c).get("points", 0)),
-                "status": "not run",
-                "message": "",
-            }
-            for c in source.cells
-            if is_test_cell(c)
-        ]
-        return cls(
-            student=job.student,
-            assignment=job.assignment,
-            score=0.0,
-            max_score=auto,
-            manual_max=manual,
-            cells=cells,
-            problems=problems,
-            notes=[],
-            feedback=[],
-            sandbox=_sandbox_field(mode, ""),
-            **_sandbox_fields(mode, why),
-            seconds=0.0,
-            restarts=0,
-        )
-
-
-empty_result = Result.empty
-
-
-_empty_result = empty_result  # the name earlier callers used
-
-
 def _prepare_home(job: Job, nb_bytes: bytes) -> tuple[Path, Path, Path]:
     """The submission's private directory: stage (files for the workspace), config, dplib copy."""
     home = Path(tempfile.mkdtemp(prefix="grade-"))
@@ -930,7 +813,7 @@ def grade_job(job: Job) -> Result:
     started = time.monotonic()
     source = nbformat.reads(job.source, as_version=4)
     release = nbformat.reads(job.release, as_version=4)
-    mode, why = _mode(job.options)
+    mode, why = resolve_sandbox(job.options)
     problems = list(job.problems)
     if job.submission is None:
         return empty_result(job, source, problems or ["no notebook handed in"], mode, why)
@@ -993,8 +876,8 @@ def grade_job(job: Job) -> Result:
             "problems": problems,
             "notes": notes,
             "feedback": feedback,
-            "sandbox": _sandbox_field(mode, described),
-            **_sandbox_fields(mode, why),
+            "sandbox": sandbox_summary(mode, described),
+            **sandbox_fields(mode, why),
             "seconds": round(time.monotonic() - started, 2),
             "restarts": grader.restarts if grader else 0,
             "kernel_calls": grader.kernel_calls if grader else 0,

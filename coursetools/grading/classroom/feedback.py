@@ -22,30 +22,31 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from coursetools.grading.job import graded_sandbox_mode
 from coursetools.rendering import (
     CONTENT_SECURITY_POLICY,
     FOCUS_CSS,
     SIGNATURES,
     accessible_page,
+    display_name,
+    format_number,
     markdown_to_html,
+    printable,
 )
 
 __all__ = [
-    "display_name",
     "render_html",
     "render_notice",
     "write_feedback",
     "write_grades",
     "summary_table",
     "problem_report",
-    "sandbox_mode",
     "sandbox_remedy",
 ]
 
 GRADE_COLUMNS = ("student", "assignment", "score", "max_score")
 # A spreadsheet takes a cell starting with one of these for a formula (OWASP, CSV injection).
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-DISPLAY_MAX = 40  # characters of a name shown on the terminal or in a page's title
 
 CSS = """
 body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
@@ -61,76 +62,6 @@ img.out{max-width:100%;display:block;margin:.4rem 0}
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2rem .6rem;text-align:left}
 .notice{background:#eef4ff;border-left:4px solid #4878a8;padding:.2rem .8rem;margin:1rem 0}
 """ + FOCUS_CSS
-
-
-def _fmt(x: float | None) -> str:
-    if x is None:
-        return "-"
-    return f"{x:g}"
-
-
-# ----------------------------------------------------------------------------------------- names
-
-
-_SHORT_ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def _escape_char(ch: str) -> str:
-    """``ch`` as shown: printable characters as they are, anything else as a Python escape."""
-    if ch in _SHORT_ESCAPES:
-        return _SHORT_ESCAPES[ch]
-    if ch.isprintable():
-        return ch
-    code = ord(ch)
-    if 0xDC80 <= code <= 0xDCFF:  # a byte that is not UTF-8, kept by os.fsdecode
-        return f"\\x{code - 0xDC00:02x}"
-    if code < 0x100:
-        return f"\\x{code:02x}"
-    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
-
-
-def printable(s: str) -> str:
-    r"""``s`` safe to show on a terminal: nothing in it can move the cursor or change colours.
-
-    Control, format and separator characters (ANSI escapes, newlines, bidi overrides, zero-width
-    spaces), undecodable bytes kept by :func:`os.fsdecode` and backslashes are shown as Python
-    escapes (``\x1b``, ``\n``, ``\u202e``, ``\xff``, ``\\``); other characters are kept.
-    """
-    return "".join(map(_escape_char, str(s)))
-
-
-def display_name(s: str) -> str:
-    r"""A student's or an assignment's name as shown to a person: escaped and short.
-
-    Parameters
-    ----------
-    s : str
-        A name, as decoded by :func:`os.fsdecode` (any character but ``/`` and NUL).
-
-    Returns
-    -------
-    str
-        :func:`printable` of ``s``, capped at 40 characters (the last one an ellipsis).
-
-    Examples
-    --------
-    >>> display_name("ada")
-    'ada'
-    >>> print(display_name("\x1b[31mred\nline"))
-    \x1b[31mred\nline
-    >>> display_name("x" * 50)
-    'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…'
-    """
-    pieces = [_escape_char(ch) for ch in str(s)]
-    if sum(map(len, pieces)) <= DISPLAY_MAX:
-        return "".join(pieces)
-    out, length = [], 0
-    for piece in pieces:  # whole escapes only, and room for the ellipsis
-        if length + len(piece) > DISPLAY_MAX - 1:
-            break
-        out.append(piece)
-        length += len(piece)
-    return "".join(out) + "\u2026"
 
 
 def _width(s: str) -> int:
@@ -203,15 +134,6 @@ def _task_titles(cells: Sequence[dict]) -> dict[str, str]:
 
 
 # ---------------------------------------------------------------------------------- the sandbox
-
-
-def sandbox_mode(result: dict) -> str:
-    """The sandbox mode a result was graded in (``bwrap``, ``setuid``, ``rlimit``) or ``"?"``."""
-    mode = result.get("sandbox_mode")
-    if mode in ("bwrap", "setuid", "rlimit"):
-        return mode
-    match = re.match(r"[a-z]+", str(result.get("sandbox", "")))  # a result of an earlier version
-    return match.group(0) if match else "?"
 
 
 def sandbox_remedy(mode: str, why: str = "") -> str:
@@ -316,10 +238,10 @@ def render_html(result: dict, notice: Sequence[str] = ()) -> str:
         f"<title>{esc(title)}</title><style>{CSS}</style></head><body>",
         f"<h1>{esc(title)}</h1>",
         *([f"<div class='notice'>{''.join(f'<p>{esc(n)}</p>' for n in notice)}</div>"] if notice else []),
-        f"<p><strong>Autograded score: {_fmt(result['score'])} / {_fmt(result['max_score'])}</strong>",
+        f"<p><strong>Autograded score: {format_number(result['score'])} / {format_number(result['max_score'])}</strong>",
     ]
     if result.get("manual_max"):
-        parts.append(f" &mdash; plus up to {_fmt(result['manual_max'])} point(s) graded by hand")
+        parts.append(f" &mdash; plus up to {format_number(result['manual_max'])} point(s) graded by hand")
     parts.append("</p>")
     if result.get("problems") or result.get("notes"):
         parts.append("<h2>Problems with this submission</h2><ul>")
@@ -337,7 +259,7 @@ def render_html(result: dict, notice: Sequence[str] = ()) -> str:
             name = f"<a href='#{anchor}'>{name}</a>"
         parts.append(
             f"<tr><td>{name}</td>"
-            f"<td>{_fmt(cell['points'])} / {_fmt(cell['max_points'])}</td>"
+            f"<td>{format_number(cell['points'])} / {format_number(cell['max_points'])}</td>"
             f"<td><span class='verdict {css}'>{esc(cell['status'])}</span>{message}</td></tr>"
         )
     parts.append("</table><h2>Your notebook</h2>")
@@ -355,11 +277,11 @@ def render_html(result: dict, notice: Sequence[str] = ()) -> str:
             message = f": {esc(cell['message'])}" if cell.get("message") else ""
             parts.append(
                 f"<div class='verdict {status.replace(' ', '')}'>{task(cell['grade_id'])} "
-                f"{esc(status)} ({_fmt(cell['points'])} / {_fmt(cell['max_points'])}){message}</div>"
+                f"{esc(status)} ({format_number(cell['points'])} / {format_number(cell['max_points'])}){message}</div>"
             )
         elif cell.get("kind") == "manual":
             parts.append(
-                f"<div class='verdict manual'>graded by hand ({_fmt(cell['max_points'])} point(s))</div>"
+                f"<div class='verdict manual'>graded by hand ({format_number(cell['max_points'])} point(s))</div>"
             )
         elif cell.get("status") in ("timeout", "died"):
             parts.append(
@@ -367,12 +289,12 @@ def render_html(result: dict, notice: Sequence[str] = ()) -> str:
             )
         parts.append("</div>")
     if result.get("sandbox_off"):  # graded in a sandbox weaker than bwrap: say what was off
-        mode = sandbox_mode(result)
+        mode = graded_sandbox_mode(result)
         what = ("the bans and the isolation were off" if mode == "rlimit"
                 else "the bans held, the isolation was weaker")
         parts.append(f"<footer><p>Graded in a sandbox weaker than bwrap ({esc(mode)} mode): {what}. ")
         parts.append("; ".join(esc(str(s)) for s in result["sandbox_off"]) + ".</p>")
-        remedy = sandbox_remedy(sandbox_mode(result), str(result.get("sandbox_why", "")))
+        remedy = sandbox_remedy(graded_sandbox_mode(result), str(result.get("sandbox_why", "")))
         if remedy:
             parts.append(f"<p>{esc(remedy[0].upper() + remedy[1:])}.</p>")
         parts.append("</footer>")
@@ -461,8 +383,8 @@ def summary_table(results: Sequence[dict]) -> str:
                 continue
             got, out_of = got + r["score"], out_of + r["max_score"]
             flag = " !" if r.get("problems") else ""
-            row.append(f"{_fmt(r['score'])}/{_fmt(r['max_score'])}{flag}")
-        row.append(f"{_fmt(got)}/{_fmt(out_of)}")
+            row.append(f"{format_number(r['score'])}/{format_number(r['max_score'])}{flag}")
+        row.append(f"{format_number(got)}/{format_number(out_of)}")
         rows.append(row)
     widths = [max(_width(x) for x in col) for col in zip(header, *rows, strict=False)]
     line = lambda row: "  ".join(  # noqa: E731

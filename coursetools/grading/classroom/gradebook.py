@@ -41,9 +41,10 @@ from pathlib import Path
 import nbformat
 from nbformat.notebooknode import NotebookNode
 
-from coursetools import cells
+from coursetools import cells, paths
 from coursetools.grading.classroom.inert import inert_notebook
-from coursetools.grading.grade import Job, merge
+from coursetools.grading.grade import merge
+from coursetools.grading.job import Job
 
 __all__ = [
     "course_directory",
@@ -53,8 +54,8 @@ __all__ = [
     "result_path",
 ]
 
-ROOT = Path(__file__).resolve().parents[3]
-CONFIG = ROOT / "nbgrader_config.py"
+ROOT = paths.ROOT
+CONFIG = paths.NBGRADER_CONFIG
 
 
 def course_directory(config_file: Path = CONFIG):

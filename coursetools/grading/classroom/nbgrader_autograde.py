@@ -49,7 +49,7 @@ from nbconvert.preprocessors import Preprocessor
 from traitlets import List, Unicode, default
 
 from coursetools.grading.classroom import collect, feedback, gradebook, pipeline
-from coursetools.grading.grade import Job, Options
+from coursetools.grading.job import Job, Options
 
 __all__ = [
     "CourseFeedbackExporter",

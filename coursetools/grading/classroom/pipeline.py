@@ -35,8 +35,10 @@ from typing import Any
 
 import nbformat
 
+from coursetools import paths, rendering
 from coursetools.grading.classroom import class_page, executors, feedback, regrade
-from coursetools.grading.grade import Job, Options, empty_result, grade_job
+from coursetools.grading.grade import grade_job
+from coursetools.grading.job import Job, Options, empty_result, graded_sandbox_mode, resolve_sandbox
 
 __all__ = [
     "Outputs",
@@ -51,12 +53,11 @@ __all__ = [
     "record",
     "recorder",
     "run",
-    "sandbox_mode",
     "write_class_overview",
     "write_outputs",
 ]
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = paths.ROOT
 
 
 # --------------------------------------------------------------------------------------- options
@@ -64,16 +65,16 @@ ROOT = Path(__file__).resolve().parents[3]
 
 def hide_list(*extra: Path) -> tuple[str, ...]:
     """Instructor directories covered in the kernel's view (setuid sandbox mode)."""
-    paths = [
-        ROOT / "solutions",
+    covered = [
+        paths.SOLUTIONS,
         ROOT / "tests",
         ROOT / "examples",
-        ROOT / "build",
+        paths.BUILD,
         ROOT / ".git",
         Path.home(),
         *extra,
     ]
-    return tuple(sorted({str(p.resolve()) for p in paths}))
+    return tuple(sorted({str(p.resolve()) for p in covered}))
 
 
 def add_grading_arguments(p: argparse.ArgumentParser) -> None:
@@ -123,15 +124,6 @@ def options_from(args: argparse.Namespace, *hidden: Path) -> Options:
     )
 
 
-def sandbox_mode(options: Options) -> str:
-    """The sandbox mode jobs with ``options`` will run in (part of the regrade key)."""
-    if options.sandbox != "auto":
-        return options.sandbox
-    from coursetools.grading.sandboxed import sandbox  # noqa: PLC0415 - probes once, when needed
-
-    return sandbox.detect_mode()
-
-
 # ----------------------------------------------------------------------------------------- grade
 
 
@@ -167,7 +159,7 @@ def grade(jobs: list[Job], *, workers: int | None = None, scheduler=None, stream
     """
 
     def label(j):
-        return f"{feedback.display_name(j.student)}/{feedback.display_name(j.assignment)}"
+        return f"{rendering.display_name(j.student)}/{rendering.display_name(j.assignment)}"
 
     def describe(r):
         return f"{r['score']:g}/{r['max_score']:g}" + (" (problems)" if r["problems"] else "")
@@ -201,7 +193,7 @@ def plan(
     jobs: Sequence[Job], grades: Path, feedback_dir: Path, *, regrade_all: bool = False
 ) -> tuple[list[int], dict[int, dict], list[str]]:
     """``(indices to grade, {index: last run's result kept}, keys)`` (:mod:`regrade`)."""
-    mode = sandbox_mode(jobs[0].options) if jobs else "?"
+    mode = resolve_sandbox(jobs[0].options)[0] if jobs else "?"
     keys = [regrade.job_key(job, mode) for job in jobs]
     to_grade, reused = regrade.plan(
         jobs,
@@ -255,7 +247,7 @@ def write_outputs(results: list[dict], grades: Path, feedback_dir: Path) -> list
     feedback.write_feedback(results, feedback_dir)
     slim = [{k: v for k, v in r.items() if k != "feedback"} for r in results]
     for row in slim:
-        remedy = feedback.sandbox_remedy(feedback.sandbox_mode(row), str(row.get("sandbox_why", "")))
+        remedy = feedback.sandbox_remedy(graded_sandbox_mode(row), str(row.get("sandbox_why", "")))
         if remedy:
             row["sandbox_remedy"] = remedy
     merged = regrade.merge_results(regrade.load_results(details), slim)
@@ -286,13 +278,13 @@ def write_class_overview(
             )
             roster = sorted(set(roster) | {r["student"] for r in results})
     except Exception as exc:  # noqa: BLE001 - the page is written without what could not be read
-        print(f"class page: no roster from the gradebook ({feedback.printable(str(exc))})", file=sys.stderr)
+        print(f"class page: no roster from the gradebook ({rendering.printable(str(exc))})", file=sys.stderr)
     try:
         return class_page.write_class_page(
             results, directory, roster=roster, attempts=attempts, written_waiting=waiting, title=title,
         )
     except Exception as exc:  # noqa: BLE001 - grades and feedback are written: say why not this
-        print(f"class page not written: {feedback.printable(str(exc))}", file=sys.stderr)
+        print(f"class page not written: {rendering.printable(str(exc))}", file=sys.stderr)
         return None
 
 

@@ -24,7 +24,8 @@ import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from coursetools.grading.grade import Job
+from coursetools import paths
+from coursetools.grading.job import Job
 
 __all__ = ["KEY_FIELD", "grader_modules", "grader_version", "job_key", "load_results", "merge_results", "plan"]
 
@@ -42,7 +43,7 @@ GRADER_ROOTS = (
     "coursetools.grading.bridge",
     "coursetools.grading.classroom.inert",  # the autograded notebooks make grade writes
 )
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = paths.ROOT
 
 
 def _module_file(name: str) -> Path | None:
@@ -137,10 +138,10 @@ def job_key(job: Job, mode: str) -> str:
     Raises
     ------
     TypeError
-        If ``job`` is not a :class:`~coursetools.grading.grade.Job` or ``mode`` is not a str.
+        If ``job`` is not a :class:`~coursetools.grading.job.Job` or ``mode`` is not a str.
     """
     if not isinstance(job, Job):
-        raise TypeError(f"job must be a coursetools.grading.grade.Job, got {type(job).__name__}")
+        raise TypeError(f"job must be a coursetools.grading.job.Job, got {type(job).__name__}")
     if not isinstance(mode, str):
         raise TypeError(f"mode must be a str, got {type(mode).__name__}")
     material = {

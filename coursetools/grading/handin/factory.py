@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from coursetools.grading.classroom import executors, gradebook, pipeline
-from coursetools.grading.grade import Options, grade_job
+from coursetools.grading.grade import grade_job
 from coursetools.grading.handin.policy import load_policies
 from coursetools.grading.handin.service import HandinService, ServiceConfig
+from coursetools.grading.job import Options
 
 __all__ = ["open_service"]
 

@@ -68,11 +68,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from coursetools import rendering
 from coursetools.authoring.release import find_assignments
 from coursetools.grading.classroom import collect, executors, feedback, pipeline
-from coursetools.grading.grade import Job, Options
 from coursetools.grading.handin.policy import Policies, Policy, load_policies
 from coursetools.grading.handin.queue import HandinQueue, Row, format_time
+from coursetools.grading.job import Job, Options
 from coursetools.grading.sandboxed import limits
 
 __all__ = ["ServiceConfig", "HandinService", "WITHHELD"]
@@ -244,7 +245,7 @@ class HandinService:
             if snap.foreign and self.config.check_owner:  # never read for its page: not the student's alone
                 self.queue.add_refused(entry.key, entry.student, entry.assignment, arrived, "owner")
                 self.queue.forget_sighting(entry.key)
-                self.log(f"handin: {feedback.display_name(entry.student)}/{feedback.display_name(entry.assignment)}"
+                self.log(f"handin: {rendering.display_name(entry.student)}/{rendering.display_name(entry.assignment)}"
                          f" refused: {snap.foreign}")
                 continue
             policy = self.config.policies[entry.assignment]
@@ -256,7 +257,7 @@ class HandinService:
             row = self.queue.get(row.folder)
             new.append(row)
             self.log(
-                f"handin: {feedback.display_name(row.student)}/{feedback.display_name(row.assignment)}"
+                f"handin: {rendering.display_name(row.student)}/{rendering.display_name(row.assignment)}"
                 f" {row.state}{' (' + row.reason + ')' if row.reason else ''}"
             )
         return new
@@ -365,14 +366,14 @@ class HandinService:
                 if isinstance(exc, cf.BrokenExecutor):
                     self.pool.renew()
                 again = self.queue.give_back(row.folder)
-                self.log(f"handin: grader error on {feedback.display_name(row.student)} "
+                self.log(f"handin: grader error on {rendering.display_name(row.student)} "
                          f"({type(exc).__name__}): {again.state}")
                 continue
             self._record(row, job, result)
         return len(done)
 
     def _record(self, row: Row, job: Job, result: dict) -> None:
-        who = f"{feedback.display_name(row.student)}/{feedback.display_name(row.assignment)}"
+        who = f"{rendering.display_name(row.student)}/{rendering.display_name(row.assignment)}"
         why = pipeline.grade_again(result)  # the class pipeline's one rule
         if why == "lost":
             again = self.queue.give_back(row.folder)
@@ -480,7 +481,7 @@ class HandinService:
 
         meta = job.exchange or {}
         if not meta.get("secret"):
-            self.log(f"handin: {feedback.display_name(job.student)}: no submission secret, page not released")
+            self.log(f"handin: {rendering.display_name(job.student)}: no submission secret, page not released")
             return None
         out = self.config.outbound_feedback
         out.mkdir(parents=True, exist_ok=True)
@@ -520,7 +521,7 @@ def summarize_rows(rows: Sequence[Row]) -> str:
     for r in rows:
         what = f"{r.score:g}/{r.max_score:g}" if r.score is not None else r.reason
         lines.append(
-            f"{format_time(r.arrived)}  {feedback.display_name(r.student):<20} "
-            f"{feedback.display_name(r.assignment):<28} {r.state:<8} {what}"
+            f"{format_time(r.arrived)}  {rendering.display_name(r.student):<20} "
+            f"{rendering.display_name(r.assignment):<28} {r.state:<8} {what}"
         )
     return "\n".join(lines)

@@ -4,7 +4,7 @@ This module has one job: build the command line that launches a Jupyter kernel i
 and be that launcher. It uses the standard library only, because the kernel manager runs it as a
 script (``python /path/to/sandbox.py ...``) before anything is imported.
 
-Modes, strongest first (:func:`detect_mode` picks the first that works here):
+Modes, strongest first (:func:`detect` picks the first that works here):
 
 ``bwrap``
     Root prepares a private mount namespace without network (below), then runs the kernel as a
@@ -65,7 +65,7 @@ __all__ = [
     "MODES",
     "RUN_DIR_BYTES",
     "bwrap_binary",
-    "detect_mode",
+    "detect",
     "guarantees_off",
     "kernel_argv",
     "mount_run_dir",
@@ -315,11 +315,6 @@ def release_run_dir(path: str) -> None:
     if os.path.ismount(path):
         _check(_libc().umount2(path.encode(), MNT_DETACH), f"umount {path}")
     shutil.rmtree(path, ignore_errors=True)
-
-
-def detect_mode() -> str:
-    """The strongest sandbox mode that works on this machine (probed once per process)."""
-    return detect()[0]
 
 
 @functools.cache

@@ -354,7 +354,8 @@ def _raw_nbgrader(assignment: str) -> dict[str, dict[str, float]]:
 
 def _trusted(assignment: str, student: str) -> dict:
     """The trusted grader's result for a student of the example class (``grade_job``, as make grade)."""
-    from coursetools.grading.grade import Job, Options, grade_job
+    from coursetools.grading.grade import grade_job
+    from coursetools.grading.job import Job, Options
 
     source = SOURCES[assignment]
     nb = nbformat.read(source, as_version=4)

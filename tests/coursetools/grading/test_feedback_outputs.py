@@ -20,7 +20,8 @@ from pilot_course import PILOT, fill_answers
 from coursetools.authoring import rules as authoring
 from coursetools.authoring.release import release_notebook
 from coursetools.grading.classroom.feedback import render_html
-from coursetools.grading.grade import Job, Options, display_cells, grade_job, merge
+from coursetools.grading.grade import display_cells, grade_job, merge
+from coursetools.grading.job import Job, Options
 from coursetools.grading.sandboxed.outputs import OutputCollector, OutputLimits
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 64
@@ -243,7 +244,7 @@ def _display(source, release, nb):
         nbformat.writes(nb).encode(), "pilot.ipynb",
         options=Options(cell_timeout=60, notebook_timeout=240, with_outputs=True),
     )
-    return display_run(job, merged, release, sandbox.detect_mode())
+    return display_run(job, merged, release, sandbox.detect()[0])
 
 
 def test_a_cell_whose_last_outputs_come_late_is_not_said_to_have_lost_any():

@@ -77,7 +77,8 @@ from coursetools import cli
 from coursetools.authoring import rules as authoring
 from coursetools.authoring.release import notebook_bytes, release_notebook
 from coursetools.grading.classroom import feedback, pipeline
-from coursetools.grading.grade import Job, Options, grade_job, merge
+from coursetools.grading.grade import grade_job, merge
+from coursetools.grading.job import Job, Options
 from coursetools.grading.sandboxed import limits, sandbox
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -118,7 +119,7 @@ WITH_PROBLEMS = {
     "h_links",
     "h_flood",
 }
-ISOLATED = os.geteuid() == 0 and sandbox.detect_mode() != "rlimit"
+ISOLATED = os.geteuid() == 0 and sandbox.detect()[0] != "rlimit"
 needs_isolation = pytest.mark.skipif(
     not ISOLATED, reason="needs root (bubblewrap or namespaces): rlimit mode isolates nothing"
 )

@@ -49,7 +49,8 @@ from coursetools import cli
 from coursetools.authoring.release import notebook_bytes, release_notebook
 from coursetools.grading import bridge
 from coursetools.grading.classroom import collect, feedback, pipeline
-from coursetools.grading.grade import Job, Options, TrustedRunner, grade_job
+from coursetools.grading.grade import TrustedRunner, grade_job
+from coursetools.grading.job import Job, Options
 from coursetools.grading.sandboxed import limits
 from coursetools.grading.sandboxed.kernel import _unreadable
 from coursetools.grading.trusted import forkserver

@@ -25,10 +25,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from coursetools import cli
+from coursetools import cli, rendering
 from coursetools.authoring.release import notebook_bytes
 from coursetools.grading.classroom import feedback, pipeline
-from coursetools.grading.grade import Options
+from coursetools.grading.job import Options
 
 ROOT = Path(__file__).resolve().parents[4]
 PILOT_ROOT = ROOT / "tests" / "fixtures" / "solutions"
@@ -365,15 +365,15 @@ def test_a_name_with_ansi_escapes_or_newlines_is_shown_escaped():
 
 
 def test_display_name_escapes_and_caps():
-    assert feedback.display_name("ada") == "ada"
-    assert feedback.display_name("\x1b[31m\r\t\x00\x7f") == "\\x1b[31m\\r\\t\\x00\\x7f"
-    assert feedback.display_name("a\u202eb\u200bc") == "a\\u202eb\\u200bc"  # bidi, zero width
-    assert feedback.display_name(os.fsdecode(b"\xff")) == "\\xff"
-    assert feedback.display_name("a\\x1b") == "a\\\\x1b"  # a backslash is not an escape
-    assert feedback.display_name("élève 学生") == "élève 学生"
-    long = feedback.display_name("x" * 100)
+    assert rendering.display_name("ada") == "ada"
+    assert rendering.display_name("\x1b[31m\r\t\x00\x7f") == "\\x1b[31m\\r\\t\\x00\\x7f"
+    assert rendering.display_name("a\u202eb\u200bc") == "a\\u202eb\\u200bc"  # bidi, zero width
+    assert rendering.display_name(os.fsdecode(b"\xff")) == "\\xff"
+    assert rendering.display_name("a\\x1b") == "a\\\\x1b"  # a backslash is not an escape
+    assert rendering.display_name("élève 学生") == "élève 学生"
+    long = rendering.display_name("x" * 100)
     assert len(long) == 40 and long.endswith("\u2026")
-    assert len(feedback.display_name("\x1b" * 100)) <= 40
+    assert len(rendering.display_name("\x1b" * 100)) <= 40
 
 
 def test_the_page_title_shows_the_name_escaped(tmp_path):

@@ -25,7 +25,7 @@ from pilot_course import fill_answers
 
 from coursetools.authoring.release import notebook_bytes, release_notebook
 from coursetools.grading.classroom import gradebook
-from coursetools.grading.grade import Job
+from coursetools.grading.job import Job
 
 ROOT = Path(__file__).resolve().parents[4]
 PILOT = ROOT / "tests" / "fixtures" / "solutions" / "pilot" / "pilot.ipynb"

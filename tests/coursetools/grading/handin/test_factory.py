@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from pilot_course import PILOT
 
-from coursetools.grading.grade import Job, Options
 from coursetools.grading.handin.factory import open_service
+from coursetools.grading.job import Job, Options
 
 
 def _open(tmp_path: Path, settings_text: str = "[default]\nattempts = 3\n", **kw):

@@ -340,7 +340,8 @@ def test_real_grading_two_students_and_an_attack(tmp_path):
     """The trusted grader behind the service: each student's page has their own score; an attack
     submission (it rewrites the test's helper through the kernel) scores 0 and the service goes
     on to the next student."""
-    from coursetools.grading.grade import Options, grade_job
+    from coursetools.grading.grade import grade_job
+    from coursetools.grading.job import Options
 
     graded = {}
     config = ServiceConfig(
@@ -866,7 +867,7 @@ def _cpu_groups() -> bool:
     from coursetools.grading.sandboxed import limits
     from coursetools.grading.sandboxed import sandbox as sbx
 
-    return os.geteuid() == 0 and sbx.detect_mode() != "rlimit" and limits.cgroup_support() != "none"
+    return os.geteuid() == 0 and sbx.detect()[0] != "rlimit" and limits.cgroup_support() != "none"
 
 
 @pytest.mark.skipif(not _cpu_groups(), reason="needs root and control groups (the sandbox's CPU meter)")
@@ -876,7 +877,8 @@ def test_a_notebook_that_sleeps_between_bursts_holds_one_worker_for_the_wall_and
     threads hardly waited), so it is not graded again alone: ada, who hands in as mallory's run is
     cut, has her page within 15 s (it came 134 s later: the alone pass stopped everyone)."""
     from coursetools.grading.classroom import executors
-    from coursetools.grading.grade import Options, grade_job
+    from coursetools.grading.grade import grade_job
+    from coursetools.grading.job import Options
 
     bursts = fill_answers(copy.deepcopy(RELEASE))
     bursts.cells.insert(0, nbformat.v4.new_code_cell(

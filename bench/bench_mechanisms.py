@@ -51,7 +51,7 @@ from _harness import (  # noqa: E402
 )
 
 import dplib  # noqa: E402
-from dplib.mechanisms.discrete_gaussian import _calibrated_sigma  # noqa: E402
+from dplib.mechanisms.discrete_gaussian import calibrated_sigma  # noqa: E402
 
 GROUP = "samplers"
 UNIT = "ns/value"
@@ -106,7 +106,7 @@ def private_sum_grid(lower: float, upper: float, epsilon: float) -> tuple[float,
     if not lower < upper:
         raise ValueError(f"lower must be < upper, got lower={lower!r}, upper={upper!r}")
     span = max(abs(lower), abs(upper))
-    step = math.ldexp(1.0, queries._grid_exponent(span, epsilon))
+    step = math.ldexp(1.0, queries.grid_exponent(span, epsilon))
     units = max(abs(int(np.rint(lower / step))), abs(int(np.rint(upper / step))))
     return step, units
 
@@ -377,7 +377,7 @@ def run(quick: bool = False, exact_only: bool = False) -> Section:
         return section
 
     def solve() -> float:
-        _calibrated_sigma.cache_clear()  # the first call's cost
+        calibrated_sigma.cache_clear()  # the first call's cost
         return dplib.discrete_gaussian_sigma(1, EPSILON, DELTA)
 
     first = measure_within(solve, sizes.repeats, sizes.budget)

@@ -122,7 +122,7 @@ def shown(value: Any) -> str:
     return repr(value)
 
 
-def _as_real(value: Any, name: str) -> float:
+def as_real(value: Any, name: str) -> float:
     """``value`` as a float; an integer too large for a double becomes +-inf (refused by the
     callers' range checks, which then name the parameter and its range)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
@@ -139,7 +139,7 @@ def _as_real(value: Any, name: str) -> float:
 
 def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
     """Return ``epsilon`` as a float; it must be finite and strictly positive."""
-    value = _as_real(epsilon, name)
+    value = as_real(epsilon, name)
     if not math.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be a finite number > 0, got {shown(epsilon)}")
     return value
@@ -147,7 +147,7 @@ def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
 
 def check_delta(delta: Any, name: str = "delta", *, allow_zero: bool = True) -> float:
     """Return ``delta`` as a float in [0, 1) (or (0, 1) when ``allow_zero`` is False)."""
-    value = _as_real(delta, name)
+    value = as_real(delta, name)
     if allow_zero:
         if not (0.0 <= value < 1.0):
             raise ValueError(f"{name} must be in [0, 1), got {shown(delta)}")
@@ -158,7 +158,7 @@ def check_delta(delta: Any, name: str = "delta", *, allow_zero: bool = True) -> 
 
 def check_sensitivity(sensitivity: Any, name: str = "sensitivity", *, allow_zero: bool = True) -> float:
     """Return ``sensitivity`` as a float; it must be finite and >= 0 (> 0 if not ``allow_zero``)."""
-    value = _as_real(sensitivity, name)
+    value = as_real(sensitivity, name)
     if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
         bound = ">= 0" if allow_zero else "> 0"
         raise ValueError(f"{name} must be a finite number {bound}, got {shown(sensitivity)}")
@@ -167,7 +167,7 @@ def check_sensitivity(sensitivity: Any, name: str = "sensitivity", *, allow_zero
 
 def check_positive(value: Any, name: str) -> float:
     """Return ``value`` as a float; it must be finite and strictly positive."""
-    out = _as_real(value, name)
+    out = as_real(value, name)
     if not math.isfinite(out) or out <= 0:
         raise ValueError(f"{name} must be a finite number > 0, got {shown(value)}")
     return out
@@ -175,7 +175,7 @@ def check_positive(value: Any, name: str) -> float:
 
 def check_probability(value: Any, name: str, *, low_open: bool = False, high_open: bool = False) -> float:
     """Return ``value`` as a float in the interval [0, 1] with the requested ends open."""
-    out = _as_real(value, name)
+    out = as_real(value, name)
     low_ok = out > 0 if low_open else out >= 0
     high_ok = out < 1 if high_open else out <= 1
     if not (low_ok and high_ok):
@@ -204,8 +204,8 @@ def check_integer(value: Any, name: str, *, minimum: int | None = None) -> int:
 
 def check_bounds(lower: Any, upper: Any) -> tuple[float, float]:
     """Return ``(lower, upper)`` as floats; both finite and ``lower < upper``."""
-    lo = _as_real(lower, "lower")
-    hi = _as_real(upper, "upper")
+    lo = as_real(lower, "lower")
+    hi = as_real(upper, "upper")
     if not (math.isfinite(lo) and math.isfinite(hi)):
         raise ValueError(f"lower and upper must be finite, got lower={shown(lower)}, upper={shown(upper)}")
     if not lo < hi:
@@ -313,7 +313,7 @@ def check_real(
     open_maximum: bool = False,
 ) -> float:
     """Return ``value`` as a finite float within the given bounds (an explicit range)."""
-    out = _as_real(value, name)
+    out = as_real(value, name)
     too_low = minimum is not None and (out <= minimum if open_minimum else out < minimum)
     too_high = maximum is not None and (out >= maximum if open_maximum else out > maximum)
     if not math.isfinite(out) or too_low or too_high:

@@ -102,10 +102,10 @@ def forbid(*names: str) -> None:
     ValueError: forbid() takes dplib function names such as 'dplib.rr_estimate', got 'numpy.mean'
     """
     for name in names:
-        _resolve(name)
+        resolve_dplib_function(name)
 
 
-def _resolve(name: str) -> types.FunctionType:
+def resolve_dplib_function(name: str) -> types.FunctionType:
     if not isinstance(name, str) or not name.startswith("dplib."):
         raise ValueError(
             f"forbid() takes dplib function names such as 'dplib.rr_estimate', got {name!r}"

@@ -217,9 +217,9 @@ def _scope_names(tree: ast.AST) -> tuple[set[str], list[tuple[str, int]]]:
 
 def resolve_ban(name) -> types.FunctionType:
     """The trusted dplib function a ban names (``"dplib.rr_estimate"``), or ValueError."""
-    from coursetools.authoring.hidden_tests import _resolve
+    from coursetools.authoring.hidden_tests import resolve_dplib_function
 
-    return _resolve(name)
+    return resolve_dplib_function(name)
 
 
 def lint(source: NotebookNode) -> list[str]:

@@ -38,7 +38,7 @@ from dplib.accounting.events import (
     SampledGaussianEvent,
     ZcdpEvent,
 )
-from dplib.accounting.pld import _auto_epsilon
+from dplib.accounting.pld import auto_epsilon
 from dplib.accounting.rdp import (
     DEFAULT_RDP_ORDERS,
     rdp_gaussian,
@@ -107,7 +107,7 @@ def _composed_epsilon(
         (q, sigma), steps = parameters.pop(), sum(e.count for e in gaussians)
         # The grid is chosen here (finest that fits in memory; each gives a valid bound); when
         # none fits, the RDP candidates stand alone.
-        found = _auto_epsilon(q, min(sigma, 1e100), steps, delta_left)
+        found = auto_epsilon(q, min(sigma, 1e100), steps, delta_left)
         if found is not None:
             candidates.append(pure + found[0])
     return approx_eps + min(candidates), delta

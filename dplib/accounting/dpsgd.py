@@ -45,7 +45,7 @@ ACCOUNTANTS: tuple[str, ...] = ("rdp", "pld")
 
 # Search range of noise_multiplier_for. Below 0.1 the PLD grid (loss range ~ 1/σ²) gets huge
 # and DP-SGD is no longer private in any useful sense; above 1e4 every ε is ~0.
-_SIGMA_MIN, _SIGMA_MAX = 0.1, 1e4
+SIGMA_MIN, SIGMA_MAX = 0.1, 1e4
 
 
 def _check_dpsgd(sampling_rate: Any, steps: Any, delta: Any, accountant: Any) -> tuple[float, int, float]:
@@ -61,17 +61,17 @@ def _epsilon(q: float, sigma: float, steps: int, delta: float, accountant: str,
              finest: float = 1e-4) -> float:
     """ε of the validated arguments. PLD uses the finest grid, from ``finest`` up, that fits
     the memory limits (each is a valid upper bound); none fitting is a ValueError."""
-    sigma = min(sigma, _pld._SIGMA_MAX)  # more noise never costs more: the bound at 1e100 holds
+    sigma = min(sigma, _pld.SIGMA_MAX)  # more noise never costs more: the bound at 1e100 holds
     if accountant == "rdp":
         orders = np.asarray(DEFAULT_RDP_ORDERS)
         rdp = steps * rdp_subsampled_gaussian(q, sigma, orders)  # [M17] Prop. 1: RDP adds up
         return rdp_to_dp(orders, rdp, delta)[0]
-    found = _pld._auto_epsilon(q, sigma, steps, delta, finest=finest)
+    found = _pld.auto_epsilon(q, sigma, steps, delta, finest=finest)
     if found is None:
         raise ValueError(
             f"PLD accounting of steps={steps} at noise_multiplier={sigma:g}, "
             f"sampling_rate={q:g} needs more grid points than are allowed even on the coarsest "
-            f"grid ({_pld._AUTO_DISCRETIZATIONS[-1]:g}); use accountant='rdp'"
+            f"grid ({_pld.AUTO_DISCRETIZATIONS[-1]:g}); use accountant='rdp'"
         )
     if not math.isfinite(found[0]):
         raise ValueError(
@@ -84,9 +84,9 @@ def _epsilon(q: float, sigma: float, steps: int, delta: float, accountant: str,
 
 def _check_noise_multiplier(noise_multiplier: Any) -> float:
     sigma = check_positive(noise_multiplier, "noise_multiplier")
-    if sigma < _pld._SIGMA_MIN:
+    if sigma < _pld.SIGMA_MIN:
         raise ValueError(
-            f"noise_multiplier must be >= {_pld._SIGMA_MIN:g} (below it the privacy loss, of "
+            f"noise_multiplier must be >= {_pld.SIGMA_MIN:g} (below it the privacy loss, of "
             f"order 1/noise_multiplier^2, overflows), got {noise_multiplier!r}"
         )
     return sigma
@@ -101,7 +101,7 @@ def _solve(gap: Any, start: float, step: float, xtol: float, target: float, desc
     PLD ε is not exactly monotone in σ, grid effects of ~1e-8, so no step past a root is
     trusted without evaluating it.)
     """
-    lo_limit, hi_limit = math.log(_SIGMA_MIN), math.log(_SIGMA_MAX)
+    lo_limit, hi_limit = math.log(SIGMA_MIN), math.log(SIGMA_MAX)
     g_start = gap(start)
     if g_start > 0:  # too little noise: raise σ until the target is met
         lo, hi = start, start
@@ -112,7 +112,7 @@ def _solve(gap: Any, start: float, step: float, xtol: float, target: float, desc
                 break
             if hi >= hi_limit:
                 raise ValueError(
-                    f"{describe} is unreachable: even noise_multiplier={_SIGMA_MAX:g} gives "
+                    f"{describe} is unreachable: even noise_multiplier={SIGMA_MAX:g} gives "
                     f"epsilon={g_hi + target:.3g}"
                 )
             lo = hi
@@ -125,7 +125,7 @@ def _solve(gap: Any, start: float, step: float, xtol: float, target: float, desc
             if lo <= lo_limit:
                 raise ValueError(
                     f"{describe} is unreachable: it is so large that noise_multiplier="
-                    f"{_SIGMA_MIN:g} (the smallest searched) already gives only "
+                    f"{SIGMA_MIN:g} (the smallest searched) already gives only "
                     f"epsilon={gap(lo) + target:.3g}"
                 )
             hi, g_hi = lo, gap(lo)

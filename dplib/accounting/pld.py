@@ -72,15 +72,15 @@ _MAX_GRID = 20_000_000
 _MAX_COMPOSED = 2**22
 #: Smallest noise multiplier accepted: below it σ² underflows the loss computation (and any
 #: σ this small gives a privacy loss spanning far more grid points than are allowed anyway).
-_SIGMA_MIN = 1e-100
+SIGMA_MIN = 1e-100
 #: Largest noise multiplier whose PLD is built: above it σ² overflows. More noise never costs
 #: more privacy (post-processing), so the ε and δ functions report the bound at this σ (which
 #: is 0) for any larger σ.
-_SIGMA_MAX = 1e100
+SIGMA_MAX = 1e100
 #: Grids tried, finest first, by the accountants that choose the discretization themselves
 #: (:func:`dplib.accounting.dpsgd.dpsgd_epsilon`, :class:`dplib.PrivacyAccountant`); each gives
 #: a valid upper bound on ε, a coarser one a looser bound.
-_AUTO_DISCRETIZATIONS = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
+AUTO_DISCRETIZATIONS = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 #: Largest grid step accepted from a caller (the coarsest automatic grid).
 _MAX_DISCRETIZATION = 1.0
 #: Largest one-step grid those accountants build (about a second of work).
@@ -287,19 +287,19 @@ def _loss(q: float, sigma: float, x: float, adjacency: str) -> float:
 
 
 def _check_sigma(sigma: Any, *, clamp: bool = False) -> float:
-    """σ in [_SIGMA_MIN, _SIGMA_MAX]; with ``clamp``, a larger σ is replaced by _SIGMA_MAX (its
-    ε and δ are bounded by those of _SIGMA_MAX: adding noise is post-processing)."""
+    """σ in [SIGMA_MIN, SIGMA_MAX]; with ``clamp``, a larger σ is replaced by SIGMA_MAX (its
+    ε and δ are bounded by those of SIGMA_MAX: adding noise is post-processing)."""
     sigma = check_positive(sigma, "sigma")
-    if sigma < _SIGMA_MIN:
+    if sigma < SIGMA_MIN:
         raise ValueError(
-            f"sigma must be >= {_SIGMA_MIN:g} (below it the privacy loss, of order 1/sigma^2, "
+            f"sigma must be >= {SIGMA_MIN:g} (below it the privacy loss, of order 1/sigma^2, "
             f"cannot be computed in floating point), got {sigma!r}"
         )
-    if sigma > _SIGMA_MAX:
+    if sigma > SIGMA_MAX:
         if clamp:
-            return _SIGMA_MAX
+            return SIGMA_MAX
         raise ValueError(
-            f"sigma must be <= {_SIGMA_MAX:g} (sigma^2 would overflow; the privacy loss is 0 to "
+            f"sigma must be <= {SIGMA_MAX:g} (sigma^2 would overflow; the privacy loss is 0 to "
             f"double precision anyway), got {sigma!r}"
         )
     return sigma
@@ -413,14 +413,14 @@ def _check_common(q: Any, sigma: Any, steps: Any, discretization: Any) -> tuple[
     return q, sigma, steps, discretization
 
 
-def _auto_epsilon(
+def auto_epsilon(
     q: float, sigma: float, steps: int, delta: float, *, finest: float = 1e-4
 ) -> tuple[float, float] | None:
-    """(ε, discretization) by PLD on the finest grid of ``_AUTO_DISCRETIZATIONS`` that fits the
+    """(ε, discretization) by PLD on the finest grid of ``AUTO_DISCRETIZATIONS`` that fits the
     memory limits, or ``None`` when none does. Every grid gives a valid upper bound on ε
     ([DGKKM22] Theorem 3.4), so choosing it is only a matter of tightness versus cost. Arguments
     must already be validated."""
-    for h in (d for d in _AUTO_DISCRETIZATIONS if d >= finest):
+    for h in (d for d in AUTO_DISCRETIZATIONS if d >= finest):
         points = max(
             s[3] - s[2] + 1 for s in (_grid_span(q, sigma, h, a) for a in _ADJACENCIES)
         )

@@ -53,11 +53,11 @@ from dplib._validation import (
 )
 from dplib.accounting.dpsgd import ACCOUNTANTS, dpsgd_epsilon, noise_multiplier_for
 from dplib.dpsgd.gradients import (
-    _check_activation,
-    _check_hidden,
-    _forward,
+    check_activation,
+    check_hidden,
     clipped_gradient_sum,
     cross_entropy,
+    forward_pass,
     init_params,
     softmax,
 )
@@ -266,8 +266,8 @@ class DPSGDClassifier(ClassifierProtocol):
         out: dict[str, Any] = {
             "epsilon": check_epsilon(self.epsilon),
             "delta": check_delta(self.delta, allow_zero=False),
-            "hidden": _check_hidden(self.hidden_layer_sizes),
-            "activation": _check_activation(self.activation),
+            "hidden": check_hidden(self.hidden_layer_sizes),
+            "activation": check_activation(self.activation),
             "max_grad_norm": check_real(
                 self.max_grad_norm,
                 "max_grad_norm",
@@ -441,7 +441,7 @@ class DPSGDClassifier(ClassifierProtocol):
                 v_hat = second[j] / (1 - _BETA2**t)
                 params[j] = params[j] - lr * m_hat / (np.sqrt(v_hat) + _ADAM_EPS)
             if t in epoch_end:
-                logits = _forward(params, X_train, activation)[0]
+                logits = forward_pass(params, X_train, activation)[0]
                 record = {
                     "epoch": epoch_end[t],
                     "step": t,
@@ -491,7 +491,7 @@ class DPSGDClassifier(ClassifierProtocol):
         if self.normalize:
             X = normalize_rows(X)
         params = [p for pair in zip(self.coefs_, self.intercepts_, strict=True) for p in pair]
-        return _forward(params, X, self.activation)[0]
+        return forward_pass(params, X, self.activation)[0]
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities (softmax of the logits), shape (n_samples, K), rows summing to 1."""

@@ -33,7 +33,7 @@ __all__ = ["per_example_norms", "clip_gradients"]
 PerExampleGrads = np.ndarray | Sequence[np.ndarray]
 
 
-def _as_blocks(per_example_grads: Any) -> tuple[list[np.ndarray], bool]:
+def as_blocks(per_example_grads: Any) -> tuple[list[np.ndarray], bool]:
     """The gradient blocks (each with the examples on axis 0) and whether one array was given."""
     single = isinstance(per_example_grads, np.ndarray)
     if not single and not isinstance(per_example_grads, list | tuple):
@@ -79,7 +79,7 @@ def per_example_norms(per_example_grads: PerExampleGrads) -> np.ndarray:
         One block per parameter (as returned by
         :func:`~dplib.dpsgd.gradients.per_example_gradients`), examples on axis 0.
     """
-    blocks, _ = _as_blocks(per_example_grads)
+    blocks, _ = as_blocks(per_example_grads)
     return _norms(blocks)
 
 
@@ -119,12 +119,12 @@ def clip_gradients(per_example_grads: PerExampleGrads, max_norm: float) -> Any:
     [[0.6, 0.8], [0.3, 0.4]]
     """
     max_norm = check_positive(max_norm, "max_norm")
-    blocks, single = _as_blocks(per_example_grads)
-    clipped = _clip_blocks(blocks, max_norm)
+    blocks, single = as_blocks(per_example_grads)
+    clipped = clip_blocks(blocks, max_norm)
     return clipped[0] if single else clipped
 
 
-def _clip_blocks(blocks: list[np.ndarray], max_norm: float) -> list[np.ndarray]:
+def clip_blocks(blocks: list[np.ndarray], max_norm: float) -> list[np.ndarray]:
     """Clip validated blocks (see :func:`clip_gradients`)."""
     norms = _norms(blocks)
     factor = max_norm / np.maximum(norms, max_norm)  # min(1, C/‖g_i‖), [ACG+16] Algorithm 1

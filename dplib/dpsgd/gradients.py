@@ -55,13 +55,13 @@ MAX_HIDDEN_SIZE = 10_000
 MAX_HIDDEN_WEIGHTS = 10**7
 
 
-def _check_activation(activation: Any) -> str:
+def check_activation(activation: Any) -> str:
     if not isinstance(activation, str) or activation not in ACTIVATIONS:
         raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
     return activation
 
 
-def _check_hidden(hidden_layer_sizes: Any) -> tuple[int, ...]:
+def check_hidden(hidden_layer_sizes: Any) -> tuple[int, ...]:
     if isinstance(hidden_layer_sizes, int | np.integer) and not isinstance(
         hidden_layer_sizes, bool
     ):
@@ -155,7 +155,7 @@ def init_params(
     """
     n_features = check_integer(n_features, "n_features", minimum=1)
     n_classes = check_integer(n_classes, "n_classes", minimum=2)
-    sizes = (n_features, *_check_hidden(hidden_layer_sizes), n_classes)
+    sizes = (n_features, *check_hidden(hidden_layer_sizes), n_classes)
     gen = as_generator(rng)
     params: list[np.ndarray] = []
     for layer, (fan_in, fan_out) in enumerate(zip(sizes[:-1], sizes[1:], strict=True)):
@@ -177,7 +177,7 @@ def _act_derivative(a: np.ndarray, z: np.ndarray, activation: str) -> np.ndarray
     return 1.0 - a * a if activation == "tanh" else (z > 0).astype(float)
 
 
-def _forward(params: list[np.ndarray], X: np.ndarray, activation: str):
+def forward_pass(params: list[np.ndarray], X: np.ndarray, activation: str):
     """Logits and the (input, pre-activation) of every layer, for backpropagation."""
     inputs, pre = [X], []
     a = X
@@ -196,11 +196,11 @@ def _forward(params: list[np.ndarray], X: np.ndarray, activation: str):
 def forward(params: Sequence[np.ndarray], X: Any, *, activation: str = "tanh") -> np.ndarray:
     """Logits ``z`` of shape (n, K) of the network ``params`` on the rows of ``X``."""
     params = _check_params(params)
-    activation = _check_activation(activation)
+    activation = check_activation(activation)
     X = check_data(X, "X", allow_empty=True)
     if X.ndim != 2 or X.shape[1] != params[0].shape[0]:
         raise ValueError(f"X must have shape (n, {params[0].shape[0]}), got {X.shape}")
-    return _forward(params, X, activation)[0]
+    return forward_pass(params, X, activation)[0]
 
 
 def softmax(logits: Any) -> np.ndarray:
@@ -233,7 +233,7 @@ def _backprop(params: list[np.ndarray], X: np.ndarray, y: np.ndarray, activation
     ``δ_L = softmax(z_L) − e_y`` and ``δ_{l−1} = (δ_l W_lᵀ) ⊙ act'(z_{l−1})``, the batch kept
     apart (no sum over examples).
     """
-    logits, inputs, pre = _forward(params, X, activation)
+    logits, inputs, pre = forward_pass(params, X, activation)
     losses = cross_entropy(logits, y)
     n_layers = len(params) // 2
     deltas: list[np.ndarray] = [np.empty(0)] * n_layers
@@ -287,7 +287,7 @@ def per_example_gradients(
     :func:`batch_gradient`.
     """
     params = _check_params(params)
-    activation = _check_activation(activation)
+    activation = check_activation(activation)
     X, y = _check_xy(params, X, y)
     inputs, deltas, losses = _backprop(params, X, y, activation)
     grads: list[np.ndarray] = []
@@ -318,7 +318,7 @@ def batch_gradient(
         Σ_i ℓ_i.
     """
     params = _check_params(params)
-    activation = _check_activation(activation)
+    activation = check_activation(activation)
     X, y = _check_xy(params, X, y)
     inputs, deltas, losses = _backprop(params, X, y, activation)
     grads: list[np.ndarray] = []
@@ -370,7 +370,7 @@ def clipped_gradient_sum(
     Gradient Clipping", PoPETs 2021.
     """
     params = _check_params(params)
-    activation = _check_activation(activation)
+    activation = check_activation(activation)
     X, y = _check_xy(params, X, y)
     max_norm = check_positive(max_norm, "max_norm")
     inputs, deltas, losses = _backprop(params, X, y, activation)

@@ -49,7 +49,7 @@ from dplib._validation import (
     check_probability,
     check_sensitivity,
 )
-from dplib.dpsgd.clipping import PerExampleGrads, _as_blocks, _clip_blocks
+from dplib.dpsgd.clipping import PerExampleGrads, as_blocks, clip_blocks
 
 __all__ = ["poisson_sample", "noisy_gradient", "privatize_gradient_sum"]
 
@@ -187,8 +187,8 @@ def noisy_gradient(
     max_norm = check_positive(max_norm, "max_norm")
     check_sensitivity(noise_multiplier, "noise_multiplier")
     _check_expected_batch_size(expected_batch_size)
-    blocks, single = _as_blocks(per_example_grads)
-    clipped = _clip_blocks(blocks, max_norm)  # [ACG+16] Algorithm 1, "clip gradient"
+    blocks, single = as_blocks(per_example_grads)
+    clipped = clip_blocks(blocks, max_norm)  # [ACG+16] Algorithm 1, "clip gradient"
     out = privatize_gradient_sum(
         [block.sum(axis=0) for block in clipped],
         max_norm,

@@ -67,7 +67,7 @@ from dplib._estimator import ClassifierProtocol
 from dplib._validation import as_generator, check_data, check_epsilon, check_real, refuse_masked
 from dplib.errors import PrivacyLeakWarning
 from dplib.mechanisms.discrete import discrete_laplace_mechanism
-from dplib.mechanisms.discrete_laplace import _discrete_laplace
+from dplib.mechanisms.discrete_laplace import discrete_laplace_noise
 
 __all__ = ["DPNaiveBayes", "naive_bayes_sensitivity"]
 COUNT_FRACTION = 0.1  # share of epsilon spent on the class counts
@@ -342,7 +342,7 @@ class DPNaiveBayes(ClassifierProtocol):
         noise_units = units / eps_stats
         if units / noise_units > eps_stats:
             noise_units = float(np.nextafter(noise_units, np.inf))
-        noise = _discrete_laplace(noise_units, (k, 2 * n_features), generator)
+        noise = discrete_laplace_noise(noise_units, (k, 2 * n_features), generator)
         step = 1.0 / scale
         noisy_sums = (sums + noise[:, :n_features]).astype(np.float64) * step
         noisy_squares = (squares + noise[:, n_features:]).astype(np.float64) * step

@@ -24,7 +24,7 @@ import numpy as np
 
 from dplib._validation import check_representable
 from dplib.mechanisms._integer import MAX_SCALE
-from dplib.mechanisms.discrete_laplace import _discrete_laplace
+from dplib.mechanisms.discrete_laplace import discrete_laplace_noise
 
 __all__ = [
     "COUNT_MECHANISMS",
@@ -88,7 +88,7 @@ def add_count_noise(
     (naming epsilon) a result that overflows.
     """
     if mechanism == "discrete_laplace":
-        noise = _discrete_laplace(scale, counts.shape, generator)
+        noise = discrete_laplace_noise(scale, counts.shape, generator)
         return (np.rint(counts).astype(np.int64) + noise).astype(np.float64)
     noisy = counts + generator.laplace(0.0, scale, size=counts.shape)
     return check_representable(noisy, "the noisy counts", epsilon)

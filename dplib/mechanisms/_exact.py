@@ -164,7 +164,7 @@ def _bernoulli_fraction_scalar(p: Fraction, rng: np.random.Generator) -> bool:
     return _uniform_below(p.denominator, rng) < p.numerator
 
 
-def _bernoulli_exp_scalar(gamma: Fraction, rng: np.random.Generator) -> bool:
+def bernoulli_exp_scalar(gamma: Fraction, rng: np.random.Generator) -> bool:
     """Bern(exp(-gamma)) for a rational ``gamma >= 0``: CKS20 Algorithm 1, in Python integers.
 
     For ``gamma > 1``: ``ceil(gamma) - 1`` trials of Bern(e^-1), then Bern(exp(-rest)), rest in (0, 1].
@@ -172,7 +172,7 @@ def _bernoulli_exp_scalar(gamma: Fraction, rng: np.random.Generator) -> bool:
     """
     whole = math.ceil(gamma) - 1 if gamma > 1 else 0  # leaves gamma - whole in [0, 1]
     for _ in range(whole):
-        if not _bernoulli_exp_scalar(Fraction(1), rng):
+        if not bernoulli_exp_scalar(Fraction(1), rng):
             return False
     gamma -= whole
     k = 1
@@ -303,7 +303,7 @@ def _exp_neg_dyadic(big_x: int, w: int, prec: int) -> tuple[int, int]:
     return lo >> drop, -((-hi) >> drop)
 
 
-def _exp_neg_fixed(x: Fraction, prec: int) -> tuple[int, int]:
+def exp_neg_fixed(x: Fraction, prec: int) -> tuple[int, int]:
     """Integers ``lo <= exp(-x) * 2**prec <= hi`` for a rational ``x >= 0`` (``hi - lo`` small).
 
     ``x`` is bracketed by dyadics ``X / 2**w <= x <= (X + 1) / 2**w`` (``w = prec + 40``) and
@@ -353,7 +353,7 @@ class _Threshold:
 
 def _e_bounds(x: Fraction):
     def bounds(prec: int) -> tuple[Fraction, Fraction]:
-        lo, hi = _exp_neg_fixed(x, prec)
+        lo, hi = exp_neg_fixed(x, prec)
         return Fraction(lo, 1 << prec), Fraction(hi, 1 << prec)
 
     return bounds
@@ -734,7 +734,7 @@ class _Inversion:
 
 
 def _exp_pair(x: Fraction, prec: int) -> tuple[int, int]:
-    return _exp_neg_fixed(x, prec) if x > 0 else (1 << prec, 1 << prec)
+    return exp_neg_fixed(x, prec) if x > 0 else (1 << prec, 1 << prec)
 
 
 def _powers(base: tuple[int, int], count: int, prec: int) -> list[tuple[int, int]]:
@@ -936,7 +936,7 @@ class _GaussianInversion:
         for i in range(n):  # rare: probability below 2**-64 a round
             y = self.k + int(mag[i])
             gamma = (y - self.mu) ** 2 / two_s2 - self.gamma_k
-            keep = _bernoulli_exp_scalar(gamma, rng)
+            keep = bernoulli_exp_scalar(gamma, rng)
             out[i] = (-y if sign[i] else y) if keep else _REJECT
         return out
 
@@ -1134,7 +1134,7 @@ def _below_exp(head: int, bits: int, gamma: Fraction, rng: np.random.Generator) 
     """Whether ``U < exp(-gamma)`` for ``U = (head + U') / 2**bits``, ``U'`` uniform in [0, 1).
 
     Reads 64 more bits of ``U`` a round and compares them with certified bounds ``lo <=
-    exp(-gamma) 2**prec <= hi`` (:func:`_exp_neg_fixed`); a round is undecided only when ``U``'s
+    exp(-gamma) 2**prec <= hi`` (:func:`exp_neg_fixed`); a round is undecided only when ``U``'s
     prefix falls in ``[lo - 1, hi)``, of probability ``(hi - lo + 1) 2**-prec`` (about
     ``2**-60``), so the loop ends for random bits. ``exp(-gamma)`` is irrational for rational
     ``gamma != 0`` (Lindemann-Weierstrass); ``gamma = 0`` accepts at once. An all-ones stream
@@ -1147,7 +1147,7 @@ def _below_exp(head: int, bits: int, gamma: Fraction, rng: np.random.Generator) 
     while True:  # the next 64 bits of U, complemented as V's are (all ones read as zeros)
         prefix = (prefix << 64) | (int(_words64(1, rng)[0]) ^ (2**64 - 1))
         bits += 64
-        lo, hi = _exp_neg_fixed(gamma, bits)
+        lo, hi = exp_neg_fixed(gamma, bits)
         if prefix + 1 <= lo:
             return True
         if prefix >= hi:
@@ -1229,7 +1229,7 @@ def _gaussian_short(sigma: Fraction, size: int, rng: np.random.Generator) -> np.
     sigma2 = sigma * sigma
     for i in np.flatnonzero(~inside):  # far tail: rare, and then rejected fast (Bern(e^-1) first)
         gamma = (int(mag[i]) - sigma2 / t) ** 2 / (2 * sigma2)
-        accept[i] = _bernoulli_exp_scalar(gamma, rng)
+        accept[i] = bernoulli_exp_scalar(gamma, rng)
     return y[accept]
 
 
@@ -1261,7 +1261,7 @@ def _gaussian_correct(y: np.ndarray, lam: Fraction, rng: np.random.Generator) ->
         run = run[go_on]
         k += 1
     for i in np.flatnonzero(~inside):
-        keep[i] = _bernoulli_exp_scalar(lam * int(mag[i]) ** 2, rng)
+        keep[i] = bernoulli_exp_scalar(lam * int(mag[i]) ** 2, rng)
     return keep
 
 
@@ -1298,7 +1298,7 @@ class _GaussianTable:
     ``t = floor(sigma) + 1``). A proposal ``Y`` is kept when 16 uniform bits (and more on a
     tie) are not below ``1 - exp(-gamma_|Y|)``: one table lookup and one comparison per proposal.
     Proposals beyond ``16 t`` (chance about ``e**-16``) are decided by
-    :func:`_bernoulli_exp_scalar`. Built for ``t <= 256`` (at most 4,097 entries, about 10
+    :func:`bernoulli_exp_scalar`. Built for ``t <= 256`` (at most 4,097 entries, about 10
     microseconds each, once per sigma).
     """
 
@@ -1345,7 +1345,7 @@ def _gaussian_table_block(table: _GaussianTable, size: int, rng) -> np.ndarray:
         ties = ties[~done]
         level += 1
     for i in np.flatnonzero(mag >= table.size):  # beyond 16 t: exact, in Python integers
-        drop[i] = not _bernoulli_exp_scalar(table.gamma(int(mag[i])), rng)
+        drop[i] = not bernoulli_exp_scalar(table.gamma(int(mag[i])), rng)
     np.negative(mag, out=mag, where=negative)
     return mag[~drop]
 

@@ -30,7 +30,7 @@ MAX_DRAWS = 2**27
 # --------------------------------------------------------------------------- validation helpers
 
 
-def _check_draws(size: Any) -> tuple[int, ...] | None:
+def check_draws(size: Any) -> tuple[int, ...] | None:
     """``size`` as a shape (``None`` stays ``None``) with at most :data:`MAX_DRAWS` entries."""
     shape = check_size(size)
     if shape is not None and math.prod(shape) > MAX_DRAWS:
@@ -41,14 +41,14 @@ def _check_draws(size: Any) -> tuple[int, ...] | None:
     return shape
 
 
-def _check_scale(value: Any, name: str) -> float:
+def check_scale(value: Any, name: str) -> float:
     out = check_positive(value, name)
     if out > MAX_SCALE:
         raise ValueError(f"{name} must be a finite number in (0, 2**40], got {value!r}")
     return out
 
 
-def _check_integer_sensitivity(sensitivity: Any) -> int:
+def check_integer_sensitivity(sensitivity: Any) -> int:
     """Integer sensitivity >= 1; an integral float such as ``2.0`` is accepted."""
     value = check_sensitivity(sensitivity)  # TypeError for non-numbers, ValueError for NaN/inf/< 0
     if not (value.is_integer() and 1 <= value <= _MAX_INT):
@@ -59,7 +59,7 @@ def _check_integer_sensitivity(sensitivity: Any) -> int:
     return int(value)
 
 
-def _check_integer_values(value: Any, name: str = "value") -> np.ndarray:
+def check_integer_values(value: Any, name: str = "value") -> np.ndarray:
     """Return ``value`` as an int64 array; refuse booleans, non-integers, NaN and huge values."""
     if isinstance(value, bool | np.bool_):
         raise TypeError(f"{name} must be an integer or an array of integers, got bool")
@@ -90,5 +90,5 @@ def _check_integer_values(value: Any, name: str = "value") -> np.ndarray:
     return arr.astype(np.int64)
 
 
-def _integer_output(noisy: np.ndarray) -> int | np.ndarray:
+def integer_output(noisy: np.ndarray) -> int | np.ndarray:
     return int(noisy) if noisy.ndim == 0 else noisy

@@ -38,8 +38,6 @@ This module re-exports their public names.
 """
 
 from dplib.mechanisms._integer import MAX_SCALE as MAX_SCALE
-from dplib.mechanisms.discrete_gaussian import _delta_direct as _delta_direct
-from dplib.mechanisms.discrete_gaussian import _delta_euler_maclaurin as _delta_euler_maclaurin
 from dplib.mechanisms.discrete_gaussian import (
     discrete_gaussian_delta,
     discrete_gaussian_mechanism,

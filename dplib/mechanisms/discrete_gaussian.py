@@ -24,11 +24,11 @@ from dplib.mechanisms._exact import MAX_GAUSSIAN_SIGMA, discrete_gaussian_of_flo
 from dplib.mechanisms._integer import (
     MAX_DRAWS,
     MAX_SCALE,
-    _check_draws,
-    _check_integer_sensitivity,
-    _check_integer_values,
-    _check_scale,
-    _integer_output,
+    check_draws,
+    check_integer_sensitivity,
+    check_integer_values,
+    check_scale,
+    integer_output,
 )
 
 __all__ = [
@@ -65,7 +65,7 @@ def _log_normalizer(sigma: float) -> float:
     return math.log1p(2.0 * np.exp(_half_square(np.arange(1, 40, dtype=np.float64), sigma)).sum())
 
 
-def _discrete_gaussian(sigma: float, count: int, generator: np.random.Generator) -> np.ndarray:
+def discrete_gaussian_noise(sigma: float, count: int, generator: np.random.Generator) -> np.ndarray:
     """Unvalidated core of :func:`sample_discrete_gaussian`; ``count`` draws as an int64 array.
 
     Exact: the double ``sigma`` is the rational ``Fraction(sigma)`` and the draws are made in
@@ -157,12 +157,12 @@ def sample_discrete_gaussian(
         and type(rng.bit_generator) in NUMPY_BIT_GENERATORS  # the policy of as_generator
     ):
         return discrete_gaussian_of_float(sigma, size, rng)
-    sigma = _check_scale(sigma, "sigma")
+    sigma = check_scale(sigma, "sigma")
     _check_sampler_sigma(sigma)
-    shape = _check_draws(size)
+    shape = check_draws(size)
     generator = as_generator(rng)
     shape_ = () if shape is None else shape
-    out = _discrete_gaussian(sigma, math.prod(shape_), generator).reshape(shape_)
+    out = discrete_gaussian_noise(sigma, math.prod(shape_), generator).reshape(shape_)
     return int(out) if shape is None else out
 
 
@@ -200,8 +200,8 @@ def discrete_gaussian_pmf(x: Any, sigma: float) -> Any:
     ----------
     Canonne, Kamath & Steinke (2020), "The Discrete Gaussian for Differential Privacy", NeurIPS.
     """
-    sigma = _check_scale(sigma, "sigma")
-    k = _check_integer_values(x, "x").astype(np.float64)
+    sigma = check_scale(sigma, "sigma")
+    k = check_integer_values(x, "x").astype(np.float64)
     out = np.exp(_half_square(k, sigma) - _log_normalizer(sigma))
     return float(out) if out.ndim == 0 else out
 
@@ -248,8 +248,8 @@ def discrete_gaussian_delta(sigma: float, sensitivity: Any, epsilon: float) -> f
     Canonne, Kamath & Steinke (2020), "The Discrete Gaussian for Differential Privacy", NeurIPS,
     Theorem 7.
     """
-    sigma = _check_scale(sigma, "sigma")
-    delta_int = _check_integer_sensitivity(sensitivity)
+    sigma = check_scale(sigma, "sigma")
+    delta_int = check_integer_sensitivity(sensitivity)
     epsilon = check_epsilon(epsilon)
     return _delta(sigma, delta_int, epsilon)
 
@@ -263,11 +263,11 @@ def _delta(sigma: float, sens: int, epsilon: float) -> float:
     # The direct sum needs about min(40 Delta/eps, 9 sigma) + Delta terms; when that is large,
     # sigma is large and eps/Delta small, exactly where Euler-Maclaurin converges fastest.
     if sigma >= 1000.0 and min(40.0 * sens / epsilon, 9.0 * sigma) + sens > 2e5:
-        return _delta_euler_maclaurin(sigma, sens, epsilon)
-    return _delta_direct(sigma, sens, epsilon)
+        return delta_euler_maclaurin(sigma, sens, epsilon)
+    return delta_direct(sigma, sens, epsilon)
 
 
-def _delta_direct(sigma: float, sens: int, epsilon: float) -> float:
+def delta_direct(sigma: float, sens: int, epsilon: float) -> float:
     """CKS20 Theorem 7 as a direct sum over the lattice points above the threshold.
 
     Only called with ``c <= 40 sigma + 1`` (see :func:`_delta`). Terms with ``|y| > 40 sigma``
@@ -304,7 +304,7 @@ def _delta_direct(sigma: float, sens: int, epsilon: float) -> float:
 _EM_COEFFS = (1.0 / 12.0, -1.0 / 720.0, 1.0 / 30240.0, -1.0 / 1209600.0)
 
 
-def _delta_euler_maclaurin(sigma: float, sens: int, epsilon: float) -> float:
+def delta_euler_maclaurin(sigma: float, sens: int, epsilon: float) -> float:
     """CKS20 Theorem 7 with the lattice sum done by the Euler-Maclaurin formula.
 
     ``delta = sum_{y >= a} g(y)`` with ``g(y) = p(y) - e^eps p(y + Delta)`` and ``a`` the first
@@ -410,7 +410,7 @@ def discrete_gaussian_sigma(sensitivity: Any, epsilon: float, delta: float) -> f
     >>> round(discrete_gaussian_sigma(1, 1.0, 1e-5), 4)
     3.7405
     """
-    sens = _check_integer_sensitivity(sensitivity)
+    sens = check_integer_sensitivity(sensitivity)
     epsilon = check_epsilon(epsilon)
     if epsilon > _MAX_SIGMA_EPSILON:
         raise ValueError(
@@ -418,11 +418,11 @@ def discrete_gaussian_sigma(sensitivity: Any, epsilon: float, delta: float) -> f
             f"1e-50 times the sensitivity, where its square loses precision), got {epsilon!r}"
         )
     target = check_delta(delta, allow_zero=False)
-    return _calibrated_sigma(sens, float(epsilon), float(target))
+    return calibrated_sigma(sens, float(epsilon), float(target))
 
 
 @functools.lru_cache(maxsize=256)
-def _calibrated_sigma(sens: int, epsilon: float, target: float) -> float:
+def calibrated_sigma(sens: int, epsilon: float, target: float) -> float:
     """:func:`discrete_gaussian_sigma` for checked arguments, remembered.
 
     The search costs a few milliseconds, as much as drawing about 50,000 values; a mechanism
@@ -555,9 +555,9 @@ def discrete_gaussian_mechanism(
     >>> isinstance(discrete_gaussian_mechanism(42, 1, 1.0, 1e-5, rng=0), int)
     True
     """
-    arr = _check_integer_values(value)
+    arr = check_integer_values(value)
     sigma = discrete_gaussian_sigma(sensitivity, epsilon, delta)
     _check_sampler_sigma(sigma, "the sigma calibrated from sensitivity, epsilon and delta")
     generator = as_generator(rng)
-    noise = _discrete_gaussian(sigma, arr.size, generator).reshape(arr.shape)
-    return _integer_output(arr + noise)
+    noise = discrete_gaussian_noise(sigma, arr.size, generator).reshape(arr.shape)
+    return integer_output(arr + noise)

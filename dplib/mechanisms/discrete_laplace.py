@@ -20,11 +20,11 @@ from dplib.mechanisms._exact import discrete_laplace_of_float
 from dplib.mechanisms._integer import (
     MAX_DRAWS,
     MAX_SCALE,
-    _check_draws,
-    _check_integer_sensitivity,
-    _check_integer_values,
-    _check_scale,
-    _integer_output,
+    check_draws,
+    check_integer_sensitivity,
+    check_integer_values,
+    check_scale,
+    integer_output,
 )
 
 __all__ = [
@@ -37,7 +37,7 @@ __all__ = [
 # --------------------------------------------------------------------------- sampler
 
 
-def _discrete_laplace(
+def discrete_laplace_noise(
     scale: float, shape: tuple[int, ...], generator: np.random.Generator
 ) -> np.ndarray:
     """Unvalidated core of :func:`sample_discrete_laplace`; returns an int64 array of ``shape``.
@@ -119,10 +119,10 @@ def sample_discrete_laplace(
         and type(rng.bit_generator) in NUMPY_BIT_GENERATORS  # the policy of as_generator
     ):
         return discrete_laplace_of_float(scale, size, rng)
-    scale = _check_scale(scale, "scale")
-    shape = _check_draws(size)
+    scale = check_scale(scale, "scale")
+    shape = check_draws(size)
     generator = as_generator(rng)
-    out = _discrete_laplace(scale, () if shape is None else shape, generator)
+    out = discrete_laplace_noise(scale, () if shape is None else shape, generator)
     return int(out) if shape is None else out
 
 
@@ -161,8 +161,8 @@ def discrete_laplace_pmf(x: Any, scale: float) -> Any:
     Inusah & Kozubowski (2006), "A discrete analogue of the Laplace distribution", J. Statist.
     Plann. Inference 136(3).
     """
-    scale = _check_scale(scale, "scale")
-    k = _check_integer_values(x, "x").astype(np.float64)
+    scale = check_scale(scale, "scale")
+    k = check_integer_values(x, "x").astype(np.float64)
     with np.errstate(over="ignore"):  # |k| / scale = inf for tiny scale: the mass is then 0
         out = math.tanh(0.5 / scale) * np.exp(-np.abs(k) / scale)
     return float(out) if out.ndim == 0 else out
@@ -224,12 +224,12 @@ def discrete_laplace_mechanism(
     >>> isinstance(discrete_laplace_mechanism(42, sensitivity=1, epsilon=0.5, rng=0), int)
     True
     """
-    arr = _check_integer_values(value)
-    delta_1 = _check_integer_sensitivity(sensitivity)
+    arr = check_integer_values(value)
+    delta_1 = check_integer_sensitivity(sensitivity)
     epsilon = check_epsilon(epsilon)
     scale = delta_1 / epsilon
     if delta_1 / scale > epsilon:
         scale = math.nextafter(scale, math.inf)
-    scale = _check_scale(scale, "sensitivity / epsilon")
+    scale = check_scale(scale, "sensitivity / epsilon")
     generator = as_generator(rng)
-    return _integer_output(arr + _discrete_laplace(scale, arr.shape, generator))
+    return integer_output(arr + discrete_laplace_noise(scale, arr.shape, generator))

@@ -26,8 +26,8 @@ import numpy as np
 from scipy.special import softmax
 
 from dplib._validation import (
-    _as_real,
     as_generator,
+    as_real,
     check_bool,
     check_epsilon,
     check_integer,
@@ -57,7 +57,7 @@ def _check_selection(
     try:
         delta_u = check_sensitivity(sensitivity, allow_zero=False)
     except ValueError as exc:
-        if _as_real(sensitivity, "sensitivity") == 0.0:
+        if as_real(sensitivity, "sensitivity") == 0.0:
             raise ValueError(
                 f"{exc}: the selection probabilities divide the scores by it, so sensitivity "
                 "0 is ill-defined; if the scores truly do not depend on the data, take their "

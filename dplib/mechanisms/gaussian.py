@@ -33,8 +33,8 @@ from scipy.optimize import brentq
 from scipy.special import erfcx, log_ndtr
 
 from dplib._validation import (
-    _as_real,
     as_generator,
+    as_real,
     check_data,
     check_delta,
     check_epsilon,
@@ -43,7 +43,7 @@ from dplib._validation import (
 )
 from dplib.accounting.rdp import zcdp_to_dp
 from dplib.mechanisms._exact import MAX_GAUSSIAN_SIGMA
-from dplib.mechanisms.discrete_gaussian import _calibrated_sigma, _discrete_gaussian
+from dplib.mechanisms.discrete_gaussian import calibrated_sigma, discrete_gaussian_noise
 
 __all__ = [
     "gaussian_sigma",
@@ -109,7 +109,7 @@ def _check_gaussian_delta(delta: Any) -> float:
     try:
         return check_delta(delta, allow_zero=False)
     except ValueError as exc:
-        if _as_real(delta, "delta") == 0.0:
+        if as_real(delta, "delta") == 0.0:
             raise ValueError(
                 f"{exc}: the Gaussian mechanism is never (epsilon, 0)-DP, whatever sigma; "
                 "use the Laplace mechanism for pure epsilon-DP"
@@ -448,7 +448,7 @@ def _discrete_plan(
     if size == 1:
         g = math.ldexp(1.0, math.floor(math.log2(sensitivity)) - _SCALAR_GRID_BITS)
         units = math.floor(sensitivity / g) + 2
-        sigma_units = _calibrated_sigma(units, float(epsilon), float(delta))
+        sigma_units = calibrated_sigma(units, float(epsilon), float(delta))
     else:
         root = math.sqrt(size)
         rho = _rho_for(epsilon, delta)
@@ -573,6 +573,6 @@ def gaussian_mechanism(
     generator = as_generator(rng)
     with np.errstate(over="ignore", invalid="ignore"):
         k = np.clip(np.rint(arr / g), -(2.0**52), 2.0**52).astype(np.int64)
-    noise = _discrete_gaussian(sigma_units, arr.size, generator).reshape(arr.shape)
+    noise = discrete_gaussian_noise(sigma_units, arr.size, generator).reshape(arr.shape)
     noisy = (k + noise).astype(np.float64) * g  # exact: |k + noise| < 2**53, g a power of two
     return float(noisy) if arr.ndim == 0 else noisy

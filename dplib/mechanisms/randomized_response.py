@@ -98,7 +98,7 @@ def _as_bits(bits: Any, name: str = "bits", *, allow_empty: bool = False) -> np.
 _MAX_K = 2**24
 
 
-def _check_k(k: Any) -> int:
+def check_k(k: Any) -> int:
     out = check_integer(k, "k", minimum=2)
     if out > _MAX_K:
         raise ValueError(f"k must be an integer in [2, 2**24 = {_MAX_K}], got {k!r}")
@@ -228,7 +228,7 @@ def rr_variance(
     return pi * (1.0 - pi) / n + privacy_term if include_sampling else privacy_term
 
 
-def _krr_probabilities(k: int, epsilon: float) -> tuple[float, float]:
+def krr_probabilities(k: int, epsilon: float) -> tuple[float, float]:
     # p = e^eps / (e^eps + k - 1), q = 1 / (e^eps + k - 1), computed without overflow.
     log_denominator = np.logaddexp(epsilon, math.log(k - 1))
     return math.exp(epsilon - log_denominator), math.exp(-log_denominator)
@@ -274,10 +274,10 @@ def k_randomized_response(
     Kairouz, Oh & Viswanath (2016), "Extremal mechanisms for local differential privacy".
     Wang, Blocki, Li & Jha (2017), USENIX Security, Section 4.1 ("direct encoding").
     """
-    k = _check_k(k)
+    k = check_k(k)
     epsilon = check_epsilon(epsilon)
     arr = _as_categories(values, k, "values", allow_empty=True)  # no respondent, no report
-    p, _ = _krr_probabilities(k, epsilon)
+    p, _ = krr_probabilities(k, epsilon)
     generator = as_generator(rng)
     keep = generator.random(arr.shape) < p
     # A uniform draw from the k - 1 other categories: draw from 0..k-2 and skip the true value.
@@ -301,10 +301,10 @@ def k_rr_estimate(reports: Any, k: int, epsilon: float) -> np.ndarray:
     ----------
     Wang, Blocki, Li & Jha (2017), Section 4.1, Equation (2).
     """
-    k = _check_k(k)
+    k = check_k(k)
     epsilon = check_epsilon(epsilon)
     arr = _as_categories(reports, k, "reports").ravel()
-    p, q = _krr_probabilities(k, epsilon)
+    p, q = krr_probabilities(k, epsilon)
     observed = np.bincount(arr, minlength=k) / arr.size
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         estimate = (observed - q) / _krr_gap(p, epsilon)
@@ -317,13 +317,13 @@ def k_rr_variance(frequencies: Any, n: int, k: int, epsilon: float) -> np.ndarra
     ``Var_j = f_j (1 - f_j) / (n (p - q)^2)`` with ``f_j = q + pi_j (p - q)`` the probability that
     a report equals ``j`` (Wang et al. 2017, Section 4.1).
     """
-    k = _check_k(k)
+    k = check_k(k)
     n = check_integer(n, "n", minimum=1)
     epsilon = check_epsilon(epsilon)
     pi = check_data(frequencies, "frequencies", ndim=1)
     if pi.shape != (k,) or np.any(pi < 0) or not math.isclose(pi.sum(), 1.0, abs_tol=1e-9):
         raise ValueError(f"frequencies must be a probability vector of length k={k}")
-    p, q = _krr_probabilities(k, epsilon)
+    p, q = krr_probabilities(k, epsilon)
     gap = _krr_gap(p, epsilon)  # p - q without cancellation (44% off at eps = 1e-15 otherwise)
     f = q + pi * gap
     with np.errstate(over="ignore", divide="ignore"):

@@ -29,9 +29,9 @@ from dplib._validation import (
     check_probability,
 )
 from dplib.mechanisms.randomized_response import (
-    _check_k,
-    _krr_probabilities,
+    check_k,
     k_rr_estimate,
+    krr_probabilities,
     rr_estimate,
 )
 
@@ -208,11 +208,11 @@ def k_rr_halfwidth(n: int, k: int, epsilon: float, alpha: float = 0.05, *, simul
     ``p - q = (e^eps - 1) / (e^eps + k - 1)``.
     """
     n = check_integer(n, "n", minimum=1)
-    k = _check_k(k)
+    k = check_k(k)
     epsilon = check_epsilon(epsilon)
     alpha = _check_alpha(alpha)
     simultaneous = check_bool(simultaneous, "simultaneous")
-    p, q = _krr_probabilities(k, epsilon)
+    p, q = krr_probabilities(k, epsilon)
     # p - q = expm1(eps) / (e^eps + k - 1) = p * (-expm1(-eps)), exact for small epsilon.
     gap = p * -math.expm1(-epsilon)
     base = hoeffding_halfwidth(n, alpha / k if simultaneous else alpha)

@@ -31,7 +31,7 @@ from dplib._validation import (
     check_positive,
     check_sensitivity,
 )
-from dplib.mechanisms._integer import _check_draws
+from dplib.mechanisms._integer import check_draws
 
 __all__ = ["snapping_mechanism", "snapping_scale", "sample_uniform_double"]
 
@@ -181,7 +181,7 @@ def sample_uniform_double(size: int | tuple[int, ...] | None = None, *, rng: Any
     Mironov (2012), "On Significance of the Least Significant Bits for Differential Privacy",
     CCS, Section 5.2.
     """
-    shape = _check_draws(size)
+    shape = check_draws(size)
     generator = as_generator(rng)
     out = _uniform_doubles(math.prod(shape or ()), generator).reshape(shape or ())
     return float(out) if shape is None else out

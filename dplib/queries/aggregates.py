@@ -55,12 +55,12 @@ _MAX_GRID_BITS = 30
 #: Laplace sampler accepts scales up to 2**40).
 _MAX_UNITS_SCALE_BITS = 39
 #: Smallest epsilon accepted by the discrete sum (below it the grid would exceed the values).
-_MIN_DISCRETE_EPSILON = 2.0**-30
+MIN_DISCRETE_EPSILON = 2.0**-30
 #: Smallest span max(|lower - mid|, |upper - mid|) for which the grid step is a normal double.
-_MIN_SPAN = 2.0**-1000
+MIN_SPAN = 2.0**-1000
 #: The exact integer total is clamped to +-2**52 (the discrete Laplace mechanism takes answers up
 #: to 2**53); clamping is 1-Lipschitz, so the sensitivity is unchanged.
-_MAX_TOTAL = 2**52
+MAX_TOTAL = 2**52
 
 
 def _column(x: Any, name: str = "x", *, allow_empty: bool = True) -> np.ndarray:
@@ -72,7 +72,7 @@ def _check_mechanism(mechanism: Any) -> str:
     return check_count_mechanism(mechanism)
 
 
-def _grid_exponent(span: float, epsilon: float) -> int:
+def grid_exponent(span: float, epsilon: float) -> int:
     """The ``e`` of the grid step ``2**e`` of :func:`_discrete_sum` (data-independent)."""
     log_span = math.log2(span)
     log_scale = log_span - math.log2(epsilon)  # log2 of the noise scale span / epsilon, no overflow
@@ -91,12 +91,12 @@ def _discrete_sum(
     mid = 0.0 if relation == "add_remove" else lo / 2 + hi / 2
     a, b = lo - mid, hi - mid  # the same (monotone) float operations as on the values below
     span = max(abs(a), abs(b))
-    if span < _MIN_SPAN:
+    if span < MIN_SPAN:
         raise ValueError(
             "lower and upper must span at least 2**-1000 around their centre (the grid of "
             f"private_sum would underflow), got lower={lo!r}, upper={hi!r}"
         )
-    step = math.ldexp(1.0, _grid_exponent(span, epsilon))
+    step = math.ldexp(1.0, grid_exponent(span, epsilon))
     # Every operation below is monotone in the value (clip, subtraction of a constant, division
     # by a power of two, rint), so each person's grid value lies in [k_lo, k_hi]: the integer
     # sensitivity is max(|k_lo|, |k_hi|) (add/remove) or k_hi - k_lo (replace-one), exactly.
@@ -105,7 +105,7 @@ def _discrete_sum(
         max(abs(k_lo), abs(k_hi)) if relation == "add_remove" else k_hi - k_lo
     )
     grid_values = np.rint((np.clip(values, lo, hi) - mid) / step).astype(np.int64)
-    total = min(max(int(grid_values.sum(dtype=np.int64)), -_MAX_TOTAL), _MAX_TOTAL)
+    total = min(max(int(grid_values.sum(dtype=np.int64)), -MAX_TOTAL), MAX_TOTAL)
     noisy = discrete_laplace_mechanism(total, units, epsilon, rng=generator)
     # Post-processing: back to real units and the public shift.
     return _finite_sum(float(noisy) * step + values.size * mid, values.size, lo, hi)
@@ -283,7 +283,7 @@ def private_sum(
             total = _finite_sum(float(np.sum(np.clip(values, lo, hi))), values.size, lo, hi)
             out = float(laplace_mechanism(total, sensitivity, epsilon, rng=rng))
         return _finite_sum(out, values.size, lo, hi)
-    if epsilon < _MIN_DISCRETE_EPSILON:
+    if epsilon < MIN_DISCRETE_EPSILON:
         raise ValueError(
             f"epsilon must be >= 2**-30 for mechanism='discrete_laplace' (the noise in grid units "
             f"would exceed the sampler's range), got {epsilon!r}"

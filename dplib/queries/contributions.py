@@ -106,7 +106,9 @@ def _check_labels(x: Any, name: str) -> np.ndarray:
     return arr
 
 
-def _check_table(user_ids: Any, keys: Any, values: Any = None) -> tuple[np.ndarray, ...]:
+def check_contribution_table(
+    user_ids: Any, keys: Any, values: Any = None
+) -> tuple[np.ndarray, ...]:
     users = _check_labels(user_ids, "user_ids")
     key_arr = _check_labels(keys, "keys")
     if key_arr.size != users.size:
@@ -171,7 +173,7 @@ def _random_ranks(groups: np.ndarray, generator: np.random.Generator) -> np.ndar
     return ranks
 
 
-def _bound_mask(
+def bound_mask(
     users: np.ndarray, keys: np.ndarray, m: int, r: int, generator: np.random.Generator
 ) -> np.ndarray:
     """Boolean mask of the rows kept by the L0 bound ``m`` and the Linf bound ``r``."""
@@ -241,10 +243,10 @@ def bound_contributions(
     >>> len(users)
     2
     """
-    checked = _check_table(user_ids, keys, values)
+    checked = check_contribution_table(user_ids, keys, values)
     m, r = _check_caps(max_partitions, max_rows)
     generator = as_generator(rng)
-    mask = _bound_mask(checked[0], checked[1], m, r, generator)
+    mask = bound_mask(checked[0], checked[1], m, r, generator)
     return tuple(arr[mask] for arr in checked)
 
 
@@ -355,14 +357,14 @@ def private_count_by_key(
     >>> counts.shape
     (2,)
     """
-    users, key_arr = _check_table(user_ids, keys)
+    users, key_arr = check_contribution_table(user_ids, keys)
     parts = _check_partitions(partitions)
     epsilon = check_epsilon(epsilon)
     m, r = _check_caps(max_partitions, max_rows)
     where = _aligned(key_arr, parts)
     generator = as_generator(rng)
     listed = where >= 0
-    mask = _bound_mask(users[listed], key_arr[listed], m, r, generator)
+    mask = bound_mask(users[listed], key_arr[listed], m, r, generator)
     counts = np.bincount(where[listed][mask], minlength=parts.size).astype(np.int64)
     return np.asarray(discrete_laplace_mechanism(counts, m * r, epsilon, rng=generator), np.int64)
 
@@ -410,7 +412,7 @@ def gaussian_count_by_key(
     >>> gaussian_count_by_key([1, 1, 2], ["a", "b", "a"], ["a", "b"], 0.5, max_partitions=2, rng=0).dtype
     dtype('int64')
     """
-    users, key_arr = _check_table(user_ids, keys)
+    users, key_arr = check_contribution_table(user_ids, keys)
     parts = _check_partitions(partitions)
     budget = check_positive(rho, "rho")
     m, r = _check_caps(max_partitions, max_rows)
@@ -425,7 +427,7 @@ def gaussian_count_by_key(
     where = _aligned(key_arr, parts)
     generator = as_generator(rng)
     listed = where >= 0
-    mask = _bound_mask(users[listed], key_arr[listed], m, r, generator)
+    mask = bound_mask(users[listed], key_arr[listed], m, r, generator)
     counts = np.bincount(where[listed][mask], minlength=parts.size).astype(np.int64)
     noise = sample_discrete_gaussian(sigma, counts.size, rng=generator)
     return counts + np.asarray(noise, dtype=np.int64)
@@ -477,29 +479,29 @@ def private_sum_by_key(
     1-Lipschitz). ``e`` is :func:`dplib.private_sum`'s grid exponent for the span ``B`` and the
     budget ``epsilon / (m r)``: the grid step is at most ``2**-20`` of ``B`` and of the noise scale.
     """
-    users, key_arr, vals = _check_table(user_ids, keys, values)
+    users, key_arr, vals = check_contribution_table(user_ids, keys, values)
     parts = _check_partitions(partitions)
     lo, hi = check_bounds(lower, upper)
     epsilon = check_epsilon(epsilon)
     m, r = _check_caps(max_partitions, max_rows)
-    if epsilon < _aggregates._MIN_DISCRETE_EPSILON:
+    if epsilon < _aggregates.MIN_DISCRETE_EPSILON:
         raise ValueError(f"epsilon must be >= 2**-30 (the grid of the sum), got {epsilon!r}")
     span = max(abs(lo), abs(hi))
-    if span < _aggregates._MIN_SPAN:
+    if span < _aggregates.MIN_SPAN:
         raise ValueError(
             f"lower and upper must span at least 2**-1000 around 0, got lower={lo!r}, upper={hi!r}"
         )
-    step = math.ldexp(1.0, _aggregates._grid_exponent(span, epsilon / (m * r)))
+    step = math.ldexp(1.0, _aggregates.grid_exponent(span, epsilon / (m * r)))
     k_lo, k_hi = int(np.rint(lo / step)), int(np.rint(hi / step))
     units = max(abs(k_lo), abs(k_hi))
     where = _aligned(key_arr, parts)
     generator = as_generator(rng)
     listed = where >= 0
-    mask = _bound_mask(users[listed], key_arr[listed], m, r, generator)
+    mask = bound_mask(users[listed], key_arr[listed], m, r, generator)
     grid = np.rint(np.clip(vals[listed][mask], lo, hi) / step).astype(np.int64)
     totals = np.zeros(parts.size, dtype=np.int64)
     np.add.at(totals, where[listed][mask], grid)
-    totals = np.clip(totals, -_aggregates._MAX_TOTAL, _aggregates._MAX_TOTAL)
+    totals = np.clip(totals, -_aggregates.MAX_TOTAL, _aggregates.MAX_TOTAL)
     noisy = discrete_laplace_mechanism(totals, m * r * units, epsilon, rng=generator)
     out = np.asarray(noisy, dtype=np.float64) * step
     if not np.all(np.isfinite(out)):

@@ -58,10 +58,10 @@ from dplib._validation import (
 )
 from dplib.accounting.rdp import zcdp_to_dp
 from dplib.mechanisms._count_noise import noise_scale
-from dplib.mechanisms._exact import _exp_neg_fixed
+from dplib.mechanisms._exact import exp_neg_fixed
 from dplib.mechanisms.discrete_gaussian import discrete_gaussian_pmf, sample_discrete_gaussian
-from dplib.mechanisms.discrete_laplace import _discrete_laplace
-from dplib.queries.contributions import MAX_CONTRIBUTIONS, _bound_mask, _check_table
+from dplib.mechanisms.discrete_laplace import discrete_laplace_noise
+from dplib.queries.contributions import MAX_CONTRIBUTIONS, bound_mask, check_contribution_table
 
 __all__ = [
     "PARTITION_RULES",
@@ -203,7 +203,7 @@ def _dyadic_keep_probabilities(epsilon: float, delta: float, m: int, n_max: int)
     """Numerators ``k_n`` of ``pi~(n) = k_n / 2**62`` for ``n = 0..n_max`` (see module notes).
 
     Integer arithmetic in units of ``2**-62``: ``S / 2**80 >= exp(-eps')`` from certified integer
-    bounds on ``exp`` (:func:`dplib.mechanisms._exact._exp_neg_fixed`), ``R / 2**80 <= 2**80 / S
+    bounds on ``exp`` (:func:`dplib.mechanisms._exact.exp_neg_fixed`), ``R / 2**80 <= 2**80 / S
     <= exp(eps')``, ``D = floor(delta' 2**62) <= delta' 2**62``. Each step is
     ``k_n = min(floor(R k_{n-1} / 2**80) + D, 2**62 - ceil(S (2**62 - k_{n-1} - D) / 2**80),
     2**62)``: every rounding goes down, so ``pi~(n) <= e^eps' pi~(n-1) + delta'`` and
@@ -214,7 +214,7 @@ def _dyadic_keep_probabilities(epsilon: float, delta: float, m: int, n_max: int)
     one = 1 << _BITS
     prec = 80
     d_int = math.floor(Fraction(_per_partition_delta_fraction(delta, m)) * one)
-    _, hi = _exp_neg_fixed(Fraction(epsilon) / m, prec)
+    _, hi = exp_neg_fixed(Fraction(epsilon) / m, prec)
     s_int = min(max(hi, 1), 1 << prec)  # s = S / 2**80 in [exp(-eps'), 1]
     r_int = (1 << (2 * prec)) // s_int  # R / 2**80 <= 1 / s <= exp(eps')
     steps = min(n_max, _MAX_STEPS)
@@ -491,7 +491,7 @@ def select_partitions(
     >>> select_partitions(users, keys, 1.0, 1e-6, rng=0).tolist()
     ['popular']
     """
-    users, key_arr = _check_table(user_ids, keys)
+    users, key_arr = check_contribution_table(user_ids, keys)
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta, allow_zero=False)
     m = _check_m(max_partitions)
@@ -508,11 +508,11 @@ def select_partitions(
         sigma, threshold = _gaussian_plan(eps, dlt, m)
     scale = noise_scale(m, eps)
     generator = as_generator(rng)
-    mask = _bound_mask(users, key_arr, m, 1, generator)
+    mask = bound_mask(users, key_arr, m, 1, generator)
     distinct, n_users = np.unique(key_arr[mask], return_counts=True)
     if how in ("laplace", "gaussian"):
         if how == "laplace":
-            noise = _discrete_laplace(scale, n_users.shape, generator)
+            noise = discrete_laplace_noise(scale, n_users.shape, generator)
         else:
             noise = np.asarray(sample_discrete_gaussian(sigma, n_users.size, rng=generator))
         noisy = n_users.astype(np.int64) + noise.astype(np.int64)

@@ -35,7 +35,7 @@ from dplib._validation import (
     check_integer,
     check_probability,
 )
-from dplib.mechanisms._exact import _bernoulli_exp_scalar
+from dplib.mechanisms._exact import bernoulli_exp_scalar
 from dplib.queries.aggregates import private_count, private_sum
 from dplib.queries.sensitivity import check_neighbouring
 
@@ -160,7 +160,7 @@ def _exact_choice(
     while True:
         index = int(generator.integers(0, cands.size))
         gap = t[index] - t_min
-        if gap == 0 or _bernoulli_exp_scalar(scale * gap, generator):
+        if gap == 0 or bernoulli_exp_scalar(scale * gap, generator):
             return index
 
 

@@ -42,7 +42,7 @@ from dplib._validation import (
     check_epsilon,
     check_positive,
 )
-from dplib.mechanisms._exact import _bernoulli_exp_scalar, sample_discrete_laplace_exact
+from dplib.mechanisms._exact import bernoulli_exp_scalar, sample_discrete_laplace_exact
 
 __all__ = [
     "smooth_sensitivity_median",
@@ -243,7 +243,7 @@ def _rounded_laplace(scale: Fraction, rng: np.random.Generator) -> int:
     with probability ``1 - tanh(1/(2b)) > 1/2``), Bernoulli(``exp(-1/b)``) trials for ``b <= 1``
     (fewer than 0.6 on average).
     """
-    if not _bernoulli_exp_scalar(1 / (2 * scale), rng):
+    if not bernoulli_exp_scalar(1 / (2 * scale), rng):
         return 0
     if scale > 1:
         while True:  # ends with probability > 1/2 a round
@@ -251,7 +251,7 @@ def _rounded_laplace(scale: Fraction, rng: np.random.Generator) -> int:
             if draw != 0:
                 return draw
     magnitude = 1
-    while _bernoulli_exp_scalar(1 / scale, rng):  # continues with probability <= e^-1
+    while bernoulli_exp_scalar(1 / scale, rng):  # continues with probability <= e^-1
         magnitude += 1
     return magnitude if int(rng.integers(0, 2)) else -magnitude
 

@@ -34,7 +34,7 @@ from dplib._validation import (
 )
 from dplib.mechanisms.discrete_laplace import discrete_laplace_mechanism
 from dplib.mechanisms.exponential import exponential_mechanism
-from dplib.queries.aggregates import _grid_exponent
+from dplib.queries.aggregates import grid_exponent
 from dplib.queries.sensitivity import check_neighbouring
 
 __all__ = ["mwem"]
@@ -83,14 +83,14 @@ def _grid_step(epsilon: float, bound: float) -> float:
     """The grid step ``g = 2**e`` of :func:`_measure`, from public quantities only.
 
     ``e = max(e_eps, ceil(log2 bound) - 52)``: ``e_eps`` (:func:`dplib.queries.aggregates.
-    _grid_exponent`) makes ``g <= 2**-20 min(1, 1/epsilon)``, so the noise is at most
+    grid_exponent`) makes ``g <= 2**-20 min(1, 1/epsilon)``, so the noise is at most
     ``1 + 2**-20`` times the textbook one; the second term makes every answer up to ``bound``
     (at most ``2**53``) at most ``2**52`` grid units, so the clamp of :func:`_measure` never
     bites below ``bound``. A grid coarser than ``2**-20`` times the noise scale only happens for
     totals above ``2**32`` at ``epsilon / (2T) = 1`` (and above ``2**52`` times the noise scale
     in general), where ``g`` is still below ``2**-20`` times the answer.
     """
-    return math.ldexp(1.0, max(_grid_exponent(1.0, epsilon), math.ceil(math.log2(max(bound, 1.0))) - 52))
+    return math.ldexp(1.0, max(grid_exponent(1.0, epsilon), math.ceil(math.log2(max(bound, 1.0))) - 52))
 
 
 def _measure(answer: float, epsilon: float, generator: np.random.Generator, step: float) -> float:

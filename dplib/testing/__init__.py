@@ -40,7 +40,6 @@ One job per module:
 from dplib.testing._common import DEFAULT_FAILURE_PROB as DEFAULT_FAILURE_PROB
 from dplib.testing.distributions import assert_distribution, assert_frequencies
 from dplib.testing.dp_audit import DPAuditResult, assert_dp, audit_dp
-from dplib.testing.intervals import _cp_one_sided as _cp_one_sided
 from dplib.testing.intervals import clopper_pearson, dkw_tolerance, mean_tolerance
 from dplib.testing.laplace_noise import (
     assert_independent_laplace,
@@ -48,7 +47,6 @@ from dplib.testing.laplace_noise import (
     laplace_difference_cdf,
     laplace_scale_tolerance,
 )
-from dplib.testing.moments import _sample_variance_variance as _sample_variance_variance
 from dplib.testing.moments import assert_mean, assert_variance
 from dplib.testing.witness import discrete_laplace_event_bounds, exceeds_dp_bound
 

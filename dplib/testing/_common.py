@@ -21,18 +21,18 @@ DEFAULT_FAILURE_PROB = 1e-9
 # --------------------------------------------------------------------------------------------
 # argument checking and message helpers
 # --------------------------------------------------------------------------------------------
-def _check_failure_prob(failure_prob: Any) -> float:
+def check_failure_prob(failure_prob: Any) -> float:
     return check_probability(failure_prob, "failure_prob", low_open=True, high_open=True)
 
 
-def _check_samples(samples: Any, name: str = "samples", *, minimum: int = 1) -> np.ndarray:
+def check_samples(samples: Any, name: str = "samples", *, minimum: int = 1) -> np.ndarray:
     arr = check_data(samples, name).ravel()
     if arr.size < minimum:
         raise ValueError(f"{name} must contain at least {minimum} values, got {arr.size}")
     return arr
 
 
-def _check_bounds_pair(bounds: Any) -> tuple[float, float] | None:
+def check_bounds_pair(bounds: Any) -> tuple[float, float] | None:
     if bounds is None:
         return None
     if (
@@ -44,13 +44,13 @@ def _check_bounds_pair(bounds: Any) -> tuple[float, float] | None:
     return check_bounds(bounds[0], bounds[1])
 
 
-def _check_method(method: Any, allowed: tuple[str, ...]) -> str:
+def check_method(method: Any, allowed: tuple[str, ...]) -> str:
     if method not in allowed:
         raise ValueError(f"method must be one of {', '.join(map(repr, allowed))}, got {method!r}")
     return method
 
 
-def _check_real(value: Any, name: str) -> float:
+def check_real_scalar(value: Any, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real | np.ndarray):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
     out = (
@@ -63,7 +63,7 @@ def _check_real(value: Any, name: str) -> float:
     return out
 
 
-def _check_within_bounds(
+def check_within_bounds(
     arr: np.ndarray, bounds: tuple[float, float], name: str = "samples"
 ) -> None:
     lo, hi = bounds
@@ -76,5 +76,5 @@ def _check_within_bounds(
         )
 
 
-def _fmt(x: float) -> str:
+def format_figure(x: float) -> str:
     return f"{x:.4g}"

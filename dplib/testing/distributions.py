@@ -14,9 +14,9 @@ from scipy import stats
 from dplib._validation import check_data
 from dplib.testing._common import (
     DEFAULT_FAILURE_PROB,
-    _check_failure_prob,
-    _check_samples,
-    _fmt,
+    check_failure_prob,
+    check_samples,
+    format_figure,
 )
 
 __all__ = ["assert_distribution", "assert_frequencies"]
@@ -86,10 +86,10 @@ def assert_distribution(
     >>> rng = np.random.default_rng(0)
     >>> assert_distribution(rng.laplace(0.0, 2.0, 10_000), stats.laplace(scale=2.0).cdf)
     """
-    p = _check_failure_prob(failure_prob)
+    p = check_failure_prob(failure_prob)
     if not callable(cdf):
         raise TypeError(f"cdf must be callable, got {type(cdf).__name__}")
-    arr = np.sort(_check_samples(samples))
+    arr = np.sort(check_samples(samples))
     n = arr.size
     below = np.nextafter(arr, -np.inf)
     points = np.concatenate([arr, below])
@@ -101,11 +101,11 @@ def assert_distribution(
     tol = math.sqrt(math.log(2.0 / p) / (2.0 * n))
     if not distance <= tol:
         x = arr[worst % n]
-        where = f"at x={_fmt(x)}" if worst < n else f"just below x={_fmt(x)}"
+        where = f"at x={format_figure(x)}" if worst < n else f"just below x={format_figure(x)}"
         raise AssertionError(
-            f"the empirical cdf differs from the expected cdf by {_fmt(distance)} {where} "
-            f"(empirical {_fmt(empirical[worst])}, expected {_fmt(expected[worst])}), more than "
-            f"the tolerance {_fmt(tol)} (n={n}, Kolmogorov-Smirnov distance with the "
+            f"the empirical cdf differs from the expected cdf by {format_figure(distance)} {where} "
+            f"(empirical {format_figure(empirical[worst])}, expected {format_figure(expected[worst])}), more than "
+            f"the tolerance {format_figure(tol)} (n={n}, Kolmogorov-Smirnov distance with the "
             f"Dvoretzky-Kiefer-Wolfowitz-Massart bound, failure probability {p:g})"
         )
 
@@ -158,7 +158,7 @@ def assert_frequencies(
     >>> rng = np.random.default_rng(0)
     >>> assert_frequencies(rng.random(10_000) < 0.75, {True: 0.75, False: 0.25})
     """
-    p = _check_failure_prob(failure_prob)
+    p = check_failure_prob(failure_prob)
     if isinstance(probabilities, Mapping):
         categories = list(probabilities.keys())
         probs = check_data([probabilities[c] for c in categories], "probabilities")
@@ -221,8 +221,8 @@ def assert_frequencies(
         hi = int(stats.binom.isf(alpha / 2, n, q))
         raise AssertionError(
             f"category {categories[worst]!r}: observed count {int(k[worst])} (frequency "
-            f"{_fmt(k[worst] / n)}) but expected probability {_fmt(q)} (expected count "
-            f"{_fmt(n * q)}); a correct implementation gives a count in [{lo}, {hi}] "
+            f"{format_figure(k[worst] / n)}) but expected probability {format_figure(q)} (expected count "
+            f"{format_figure(n * q)}); a correct implementation gives a count in [{lo}, {hi}] "
             f"(p-value {pvalues[worst]:.3g}; n={n}, exact binomial test, Bonferroni over "
             f"{probs.size} categories, failure probability {p:g})"
         )

@@ -19,8 +19,8 @@ from dplib._validation import (
     check_epsilon,
     check_integer,
 )
-from dplib.testing._common import DEFAULT_FAILURE_PROB, _check_failure_prob, _fmt
-from dplib.testing.intervals import _cp_one_sided
+from dplib.testing._common import DEFAULT_FAILURE_PROB, check_failure_prob, format_figure
+from dplib.testing.intervals import cp_one_sided
 
 __all__ = ["DPAuditResult", "audit_dp", "assert_dp"]
 
@@ -97,15 +97,15 @@ def _events_numeric(thresholds: np.ndarray, sa: np.ndarray, sb: np.ndarray):
     la = np.searchsorted(sa, thresholds, side="right")
     lb = np.searchsorted(sb, thresholds, side="right")
     n = sa.size
-    names = [f"output <= {_fmt(t)}" for t in thresholds]
+    names = [f"output <= {format_figure(t)}" for t in thresholds]
     ka, kb = [la], [lb]
     # complements {Y > t_j}: their Clopper-Pearson bounds are those of {Y <= t_j}, so they add
     # nothing to the Bonferroni count
-    names += [f"output > {_fmt(t)}" for t in thresholds]
+    names += [f"output > {format_figure(t)}" for t in thresholds]
     ka.append(n - la)
     kb.append(n - lb)
     names += [
-        f"{_fmt(t0)} < output <= {_fmt(t1)}"
+        f"{format_figure(t0)} < output <= {format_figure(t1)}"
         for t0, t1 in zip(thresholds[:-1], thresholds[1:], strict=True)
     ]
     ka.append(np.diff(la))
@@ -201,7 +201,7 @@ def audit_dp(
         raise TypeError(f"mechanism must be callable, got {type(mechanism).__name__}")
     delta = check_delta(delta)
     n = check_integer(n_samples, "n_samples", minimum=100)
-    p = _check_failure_prob(failure_prob)
+    p = check_failure_prob(failure_prob)
     if not isinstance(vectorized, bool):
         raise TypeError(f"vectorized must be True or False, got {type(vectorized).__name__}")
     edges: np.ndarray | None = None
@@ -249,8 +249,8 @@ def audit_dp(
 
     # 4 one-sided bounds per distinct event (lower and upper, on each input)
     alpha = p / (4 * n_distinct)
-    low_a, high_a = _cp_one_sided(ka, n, alpha)
-    low_b, high_b = _cp_one_sided(kb, n, alpha)
+    low_a, high_a = cp_one_sided(ka, n, alpha)
+    low_b, high_b = cp_one_sided(kb, n, alpha)
     with np.errstate(divide="ignore", invalid="ignore"):
         eps_ab = np.where(low_a > delta, np.log((low_a - delta) / high_b), 0.0)
         eps_ba = np.where(low_b > delta, np.log((low_b - delta) / high_a), 0.0)
@@ -360,12 +360,12 @@ def assert_dp(
         )
         delta_part = f" + delta ({result.delta:g})" if result.delta > 0 else ""
         raise AssertionError(
-            f"the mechanism is not {_fmt(epsilon)}-DP"
+            f"the mechanism is not {format_figure(epsilon)}-DP"
             + (f" with delta={result.delta:g}" if result.delta else "")
-            + f": the event '{result.event}' has probability at least {_fmt(b1[0])} on {first} "
-            f"({k1}/{result.n_samples} outputs) but at most {_fmt(b2[1])} on {second} "
-            f"({k2}/{result.n_samples}), more than e^epsilon = {_fmt(math.exp(epsilon))} times "
-            f"that{delta_part}; this certifies epsilon >= {_fmt(result.epsilon_lower_bound)} "
+            + f": the event '{result.event}' has probability at least {format_figure(b1[0])} on {first} "
+            f"({k1}/{result.n_samples} outputs) but at most {format_figure(b2[1])} on {second} "
+            f"({k2}/{result.n_samples}), more than e^epsilon = {format_figure(math.exp(epsilon))} times "
+            f"that{delta_part}; this certifies epsilon >= {format_figure(result.epsilon_lower_bound)} "
             f"(n={result.n_samples} per input, Clopper-Pearson bounds with Bonferroni over "
             f"{result.n_events} events, failure probability {result.failure_prob:g}). "
             "Check the noise scale (sensitivity / epsilon) and the sensitivity."

@@ -20,14 +20,14 @@ from scipy import stats
 from dplib._validation import check_data, check_integer, check_positive, check_probability
 from dplib.testing._common import (
     DEFAULT_FAILURE_PROB,
-    _check_bounds_pair,
-    _check_failure_prob,
-    _check_method,
+    check_bounds_pair,
+    check_failure_prob,
+    check_method,
 )
 
 __all__ = ["clopper_pearson", "mean_tolerance", "dkw_tolerance"]
 
-_MEAN_METHODS = (
+MEAN_METHODS = (
     "auto",
     "hoeffding",
     "bernstein",
@@ -91,13 +91,13 @@ def clopper_pearson(k: Any, n: int, alpha: float = 0.05) -> tuple[Any, Any]:
     k_arr = check_data(k, "k")
     if np.any(k_arr != np.round(k_arr)) or np.any(k_arr < 0) or np.any(k_arr > n):
         raise ValueError(f"k must be integers in [0, n] = [0, {n}], got {k!r}")
-    low, high = _cp_one_sided(k_arr, n, alpha / 2)
+    low, high = cp_one_sided(k_arr, n, alpha / 2)
     if np.ndim(k) == 0:
         return float(low), float(high)
     return low, high
 
 
-def _cp_one_sided(k: np.ndarray, n: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+def cp_one_sided(k: np.ndarray, n: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
     """One-sided Clopper-Pearson bounds, each holding with probability >= 1 - alpha."""
     k = np.asarray(k, dtype=float)
     with np.errstate(all="ignore"):
@@ -109,7 +109,7 @@ def _cp_one_sided(k: np.ndarray, n: int, alpha: float) -> tuple[np.ndarray, np.n
 # --------------------------------------------------------------------------------------------
 # means
 # --------------------------------------------------------------------------------------------
-def _hoeffding(n: int, width: float, p: float) -> float:
+def hoeffding_halfwidth(n: int, width: float, p: float) -> float:
     # Hoeffding (1963), Theorem 2: P(|mean - mu| >= t) <= 2 exp(-2 n t^2 / (b - a)^2).
     return width * math.sqrt(math.log(2.0 / p) / (2.0 * n))
 
@@ -122,7 +122,7 @@ def _bernstein(n: int, width: float, variance: float, p: float) -> float:
     return c + math.sqrt(c * c + 2.0 * variance * log_term / n)
 
 
-def _empirical_bernstein(arr: np.ndarray, width: float, p: float) -> float:
+def empirical_bernstein(arr: np.ndarray, width: float, p: float) -> float:
     # Maurer & Pontil (2009), Theorem 4, for [0, 1] variables, one-sided at delta:
     #   E X - mean <= sqrt(2 V_n ln(2/delta) / n) + 7 ln(2/delta) / (3 (n - 1)),
     # applied to X and 1 - X with delta = p / 2 each (hence ln(4/p)) and rescaled by b - a.
@@ -146,7 +146,7 @@ def _mom_quantiles(p: float, max_groups: int) -> tuple[np.ndarray, np.ndarray]:
     return k, q
 
 
-def _mom_plan(
+def mom_plan(
     n: int, p: float, group_variance: Callable[[np.ndarray], np.ndarray], min_group: int = 1
 ) -> tuple[float, int]:
     """Number of groups k and tolerance t minimizing the median-of-means tolerance.
@@ -165,7 +165,7 @@ def _mom_plan(
     return float(tolerance[best]), int(k[best])
 
 
-def _mean_rule(
+def mean_rule(
     n: int,
     bounds: tuple[float, float] | None,
     variance: float | None,
@@ -181,14 +181,14 @@ def _mean_rule(
         )
     if method == "auto":
         if width is not None and variance is not None:
-            hoeff, bern = _hoeffding(n, width, p), _bernstein(n, width, variance, p)
+            hoeff, bern = hoeffding_halfwidth(n, width, p), _bernstein(n, width, variance, p)
             return (
                 (hoeff, "Hoeffding bound", None)
                 if hoeff <= bern
                 else (bern, "Bernstein bound", None)
             )
         if width is not None:
-            return _hoeffding(n, width, p), "Hoeffding bound", None
+            return hoeffding_halfwidth(n, width, p), "Hoeffding bound", None
         if variance is not None:
             method = "median-of-means"
         else:
@@ -199,7 +199,7 @@ def _mean_rule(
     if method == "hoeffding":
         if width is None:
             raise ValueError("method='hoeffding' needs bounds=(lower, upper)")
-        return _hoeffding(n, width, p), "Hoeffding bound", None
+        return hoeffding_halfwidth(n, width, p), "Hoeffding bound", None
     if method == "bernstein":
         if width is None or variance is None:
             raise ValueError("method='bernstein' needs both bounds=(lower, upper) and variance=...")
@@ -207,7 +207,7 @@ def _mean_rule(
     if method == "median-of-means":
         if variance is None:
             raise ValueError("method='median-of-means' needs variance=...")
-        t, k = _mom_plan(n, p, lambda m: variance / m)
+        t, k = mom_plan(n, p, lambda m: variance / m)
         return t, f"median-of-means with {k} groups, Chebyshev + binomial tail", k
     if method == "gaussian":
         if variance is None and width is None:
@@ -288,13 +288,13 @@ def mean_tolerance(
     0.032723
     """
     n = check_integer(n, "n", minimum=1)
-    p = _check_failure_prob(failure_prob)
-    bounds = _check_bounds_pair(bounds)
+    p = check_failure_prob(failure_prob)
+    bounds = check_bounds_pair(bounds)
     variance = None if variance is None else check_positive(variance, "variance")
-    method = _check_method(method, _MEAN_METHODS)
+    method = check_method(method, MEAN_METHODS)
     if method == "empirical-bernstein":
         raise ValueError("method='empirical-bernstein' depends on the samples: use assert_mean")
-    return _mean_rule(n, bounds, variance, p, method)[0]
+    return mean_rule(n, bounds, variance, p, method)[0]
 
 
 # --------------------------------------------------------------------------------------------
@@ -323,5 +323,5 @@ def dkw_tolerance(n: int, failure_prob: float = DEFAULT_FAILURE_PROB) -> float:
     Probability 18(3):1269-1283, 1990, Theorem 1 (two-sided form, valid for every ``t``).
     """
     n = check_integer(n, "n", minimum=1)
-    p = _check_failure_prob(failure_prob)
+    p = check_failure_prob(failure_prob)
     return math.sqrt(math.log(2.0 / p) / (2.0 * n))

@@ -25,12 +25,12 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from dplib._validation import _as_real, check_integer, check_positive
+from dplib._validation import as_real, check_integer, check_positive
 from dplib.testing._common import (
     DEFAULT_FAILURE_PROB,
-    _check_failure_prob,
-    _check_samples,
-    _fmt,
+    check_failure_prob,
+    check_samples,
+    format_figure,
 )
 from dplib.testing.distributions import assert_distribution
 
@@ -59,7 +59,7 @@ def laplace_scale_tolerance(n: int, failure_prob: float = DEFAULT_FAILURE_PROB) 
         If ``n < 1`` or ``failure_prob`` is not in (0, 1).
     """
     n = check_integer(n, "n", minimum=1)
-    p = _check_failure_prob(failure_prob)
+    p = check_failure_prob(failure_prob)
     dist = stats.gamma(n)
     lo, hi = float(dist.ppf(p / 2) / n), float(dist.isf(p / 2) / n)
     if not (math.isfinite(lo) and math.isfinite(hi)):  # p / 2 underflows (p = 5e-324)
@@ -114,18 +114,18 @@ def assert_laplace_scale(
     >>> rng = np.random.default_rng(0)
     >>> assert_laplace_scale(rng.laplace(5.0, 2.0, 20_000), 2.0, loc=5.0)
     """
-    arr = _check_samples(samples)
+    arr = check_samples(samples)
     b = check_positive(scale, "scale")
-    centre = _as_real(loc, "loc")
+    centre = as_real(loc, "loc")
     if not math.isfinite(centre):
         raise ValueError(f"loc must be a finite number, got {loc!r}")
-    p = _check_failure_prob(failure_prob)
+    p = check_failure_prob(failure_prob)
     lo, hi = laplace_scale_tolerance(arr.size, p)
     ratio = float(np.mean(np.abs(arr - centre)) / b)
     if not lo <= ratio <= hi:
         raise AssertionError(
-            f"the mean absolute deviation from {_fmt(centre)} is {_fmt(ratio)} times the claimed "
-            f"scale {_fmt(b)}, outside the acceptance interval [{_fmt(lo)}, {_fmt(hi)}] "
+            f"the mean absolute deviation from {format_figure(centre)} is {format_figure(ratio)} times the claimed "
+            f"scale {format_figure(b)}, outside the acceptance interval [{format_figure(lo)}, {format_figure(hi)}] "
             f"(n={arr.size}, exact Gamma test, failure probability {p:g})"
         )
 
@@ -192,16 +192,16 @@ def assert_independent_laplace(
     ValueError, TypeError
         For empty, non-finite or differently shaped inputs, a bad scale or ``failure_prob``.
     """
-    a = _check_samples(first, "first")
-    b = _check_samples(second, "second")
+    a = check_samples(first, "first")
+    b = check_samples(second, "second")
     if a.shape != b.shape:
         raise ValueError(f"first and second must have the same size, got {a.size} and {b.size}")
     s = check_positive(scale, "scale")
-    p = _check_failure_prob(failure_prob)
+    p = check_failure_prob(failure_prob)
     try:
         assert_distribution(a - b, lambda x: laplace_difference_cdf(x, s), failure_prob=p)
     except AssertionError as err:
         raise AssertionError(
             f"the differences between the two noise arrays are not those of independent "
-            f"Laplace({_fmt(s)}) noises: {err}"
+            f"Laplace({format_figure(s)}) noises: {err}"
         ) from None

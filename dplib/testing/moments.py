@@ -17,20 +17,20 @@ from scipy import stats
 from dplib._validation import check_positive
 from dplib.testing._common import (
     DEFAULT_FAILURE_PROB,
-    _check_bounds_pair,
-    _check_failure_prob,
-    _check_method,
-    _check_real,
-    _check_samples,
-    _check_within_bounds,
-    _fmt,
+    check_bounds_pair,
+    check_failure_prob,
+    check_method,
+    check_real_scalar,
+    check_samples,
+    check_within_bounds,
+    format_figure,
 )
 from dplib.testing.intervals import (
-    _MEAN_METHODS,
-    _empirical_bernstein,
-    _hoeffding,
-    _mean_rule,
-    _mom_plan,
+    MEAN_METHODS,
+    empirical_bernstein,
+    hoeffding_halfwidth,
+    mean_rule,
+    mom_plan,
 )
 
 __all__ = ["assert_mean", "assert_variance"]
@@ -105,31 +105,31 @@ def assert_mean(
     >>> assert_mean(rng.random(10_000), 0.5, bounds=(0, 1))
     >>> assert_mean(rng.laplace(0.0, 2.0, 10_000), 0.0, variance=8.0)
     """
-    p = _check_failure_prob(failure_prob)
-    bounds = _check_bounds_pair(bounds)
+    p = check_failure_prob(failure_prob)
+    bounds = check_bounds_pair(bounds)
     variance = None if variance is None else check_positive(variance, "variance")
-    method = _check_method(method, _MEAN_METHODS)
-    expected = _check_real(expected, "expected")
-    arr = _check_samples(samples, minimum=2 if method == "empirical-bernstein" else 1)
+    method = check_method(method, MEAN_METHODS)
+    expected = check_real_scalar(expected, "expected")
+    arr = check_samples(samples, minimum=2 if method == "empirical-bernstein" else 1)
     n = arr.size
     if bounds is not None:
         if not bounds[0] <= expected <= bounds[1]:
             raise ValueError(
                 f"expected must lie within bounds [{bounds[0]:g}, {bounds[1]:g}], got {expected!r}"
             )
-        _check_within_bounds(arr, bounds)
+        check_within_bounds(arr, bounds)
 
     if method == "empirical-bernstein":
         if bounds is None:
             raise ValueError("method='empirical-bernstein' needs bounds=(lower, upper)")
         tol, name, k = (
-            _empirical_bernstein(arr, bounds[1] - bounds[0], p),
+            empirical_bernstein(arr, bounds[1] - bounds[0], p),
             "empirical Bernstein bound",
             None,
         )
     elif method == "auto" and bounds is not None and variance is None and n >= 2:
         width = bounds[1] - bounds[0]
-        hoeff, eb = _hoeffding(n, width, p / 2), _empirical_bernstein(arr, width, p / 2)
+        hoeff, eb = hoeffding_halfwidth(n, width, p / 2), empirical_bernstein(arr, width, p / 2)
         tol, name, k = (
             (hoeff, "Hoeffding bound", None)
             if hoeff <= eb
@@ -137,17 +137,21 @@ def assert_mean(
         )
         name += " (union with the other bound)"
     else:
-        tol, name, k = _mean_rule(n, bounds, variance, p, method)
+        tol, name, k = mean_rule(n, bounds, variance, p, method)
 
     if k is None:
         estimate, what = float(np.mean(arr)), "sample mean"
     else:
         estimate, what = _median_of_means(arr, k, np.mean), "median-of-means estimate"
     if not abs(estimate - expected) <= tol:
-        extra = f"; the plain sample mean is {_fmt(float(np.mean(arr)))}" if k is not None else ""
+        extra = (
+            f"; the plain sample mean is {format_figure(float(np.mean(arr)))}"
+            if k is not None
+            else ""
+        )
         raise AssertionError(
-            f"{what} {_fmt(estimate)} differs from the expected {_fmt(expected)} by "
-            f"{_fmt(abs(estimate - expected))}, more than the tolerance {_fmt(tol)} "
+            f"{what} {format_figure(estimate)} differs from the expected {format_figure(expected)} by "
+            f"{format_figure(abs(estimate - expected))}, more than the tolerance {format_figure(tol)} "
             f"(n={n}, {name}, failure probability {p:g}){extra}"
         )
 
@@ -155,7 +159,7 @@ def assert_mean(
 # --------------------------------------------------------------------------------------------
 # variances
 # --------------------------------------------------------------------------------------------
-def _sample_variance_variance(m: np.ndarray, sigma2: float, mu4: float) -> np.ndarray:
+def sample_variance_variance(m: np.ndarray, sigma2: float, mu4: float) -> np.ndarray:
     # Var(s^2) = (mu4 - sigma^4 (m - 3) / (m - 1)) / m for the unbiased sample variance of m
     # i.i.d. values (Casella & Berger, Statistical Inference, 2nd ed., Exercise 5.8(b)).
     return (mu4 - sigma2**2 * (m - 3) / (m - 1)) / m
@@ -233,10 +237,10 @@ def assert_variance(
     >>> rng = np.random.default_rng(0)
     >>> assert_variance(rng.laplace(0.0, 1.0, 10_000), 2.0, fourth_moment=24.0)
     """
-    p = _check_failure_prob(failure_prob)
+    p = check_failure_prob(failure_prob)
     sigma2 = check_positive(expected_variance, "expected_variance")
-    bounds = _check_bounds_pair(bounds)
-    method = _check_method(method, _VARIANCE_METHODS)
+    bounds = check_bounds_pair(bounds)
+    method = check_method(method, _VARIANCE_METHODS)
     mu4 = None if fourth_moment is None else check_positive(fourth_moment, "fourth_moment")
     slack = (
         0.0
@@ -261,10 +265,10 @@ def assert_variance(
         raise ValueError("method='bounded' needs bounds=(lower, upper)")
     if method in ("median-of-means", "gaussian") and mu4 is None:
         raise ValueError(f"method={method!r} needs fourth_moment=...")
-    arr = _check_samples(samples, minimum=4 if method in ("median-of-means", "gaussian") else 2)
+    arr = check_samples(samples, minimum=4 if method in ("median-of-means", "gaussian") else 2)
     n = arr.size
     if bounds is not None:
-        _check_within_bounds(arr, bounds)
+        check_within_bounds(arr, bounds)
 
     # candidate regions: (low, high, name, groups)
     candidates: list[tuple[float, float, str, int | None]] = []
@@ -283,7 +287,7 @@ def assert_variance(
             )
         )
     if mu4 is not None and n >= 4 and method in ("auto", "median-of-means"):
-        t, k = _mom_plan(n, p, lambda m: _sample_variance_variance(m, sigma2, mu4), min_group=2)
+        t, k = mom_plan(n, p, lambda m: sample_variance_variance(m, sigma2, mu4), min_group=2)
         candidates.append(
             (
                 sigma2 - t,
@@ -294,7 +298,7 @@ def assert_variance(
         )
     if method == "gaussian":
         t = float(stats.norm.isf(p / 2)) * math.sqrt(
-            _sample_variance_variance(np.float64(n), sigma2, mu4)
+            sample_variance_variance(np.float64(n), sigma2, mu4)
         )
         candidates.append((sigma2 - t, sigma2 + t, "normal approximation (asymptotic)", None))
     if not candidates:
@@ -312,12 +316,12 @@ def assert_variance(
     if not low <= estimate <= high:
         ratio = estimate / sigma2
         hint = (
-            f" (ratio {_fmt(ratio)}; a noise scale off by a factor c changes the variance by c^2)"
+            f" (ratio {format_figure(ratio)}; a noise scale off by a factor c changes the variance by c^2)"
             if ratio > 0
             else ""
         )
         raise AssertionError(
-            f"{what} {_fmt(estimate)} differs from the expected variance {_fmt(sigma2)}: it is "
-            f"outside the acceptance interval [{_fmt(low)}, {_fmt(high)}] (n={n}, {name}, "
+            f"{what} {format_figure(estimate)} differs from the expected variance {format_figure(sigma2)}: it is "
+            f"outside the acceptance interval [{format_figure(low)}, {format_figure(high)}] (n={n}, {name}, "
             f"failure probability {p:g}){hint}"
         )

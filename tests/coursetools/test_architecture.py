@@ -396,3 +396,117 @@ def test_a_control_group_module_that_reaches_the_kernel_is_refused_through_the_l
         f"{SANDBOXED}.kernel": [],
     }
     assert f"{SANDBOXED}.kernel" in reachable(graph, TRUSTED)
+
+
+# ------------------------------------------------------------------ no private name across rooms
+
+#: (importer, module, name) -> why a private name may cross from ``module`` into ``importer``.
+#: Empty: what crosses a module's border has a public name (in a private module, ``_x.py``, when
+#: it is no reader's API; a helper in a public module that another module uses is public but left
+#: out of ``__all__``, so neither the book nor ``help()`` lists it).
+PRIVATE_CROSSINGS: dict[tuple[str, str, str], str] = {}
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def private_names_crossing(
+    source: str, module: str, *, is_package: bool = False, known=frozenset()
+) -> list:
+    """``(line, other module, name)`` for every private name of another course module that
+    ``source`` reaches: ``from other import _name`` and ``other._name`` (``other`` bound by an
+    import of a course module)."""
+    found, aliases = [], {}
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] in PACKAGES:
+                    aliases[alias.asname or alias.name.split(".")[0]] = (
+                        alias.name if alias.asname else alias.name.split(".")[0]
+                    )
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                package = module.split(".") if is_package else module.split(".")[:-1]
+                anchor = package[: len(package) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            if base.split(".")[0] not in PACKAGES:
+                continue
+            for alias in node.names:
+                full = f"{base}.{alias.name}"
+                if full in known:
+                    aliases[alias.asname or alias.name] = full
+                elif _private(alias.name) and base != module:
+                    found.append((node.lineno, base, alias.name))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _private(node.attr):
+            chain, value = [node.attr], node.value
+            while isinstance(value, ast.Attribute):
+                chain.append(value.attr)
+                value = value.value
+            if isinstance(value, ast.Name) and value.id in aliases:
+                target = ".".join([aliases[value.id], *reversed(chain[1:])])
+                if target != module:
+                    found.append((node.lineno, target, node.attr))
+    return found
+
+
+def private_crossings(root: Path = ROOT) -> list[str]:
+    """Every private name that crosses a module border in :data:`PACKAGES`, but the listed ones."""
+    paths = {
+        module_of(path, root): path
+        for package in PACKAGES
+        for path in sorted((root / package).rglob("*.py"))
+        if "__pycache__" not in path.parts
+    }
+    known = frozenset(paths)
+    out = []
+    for name, path in paths.items():
+        text = path.read_text(encoding="utf-8")
+        for line, other, private in private_names_crossing(
+            text, name, is_package=path.name == "__init__.py", known=known
+        ):
+            if (name, other, private) not in PRIVATE_CROSSINGS:
+                out.append(f"{name}:{line} uses {other}.{private}")
+    return out
+
+
+def test_no_private_name_crosses_a_module_border():
+    assert private_crossings() == []
+
+
+def test_every_listed_private_crossing_still_exists():
+    # an exception whose import is gone is a stale map
+    present = set()
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            name = module_of(path)
+            present |= {
+                (name, o, p)
+                for _, o, p in private_names_crossing(path.read_text(encoding="utf-8"), name)
+            }
+    assert set(PRIVATE_CROSSINGS) <= present
+
+
+def test_a_private_import_or_attribute_of_another_module_is_found():
+    known = frozenset(
+        {"dplib.mechanisms.discrete_laplace", "coursetools.grading.sandboxed.outputs"}
+    )
+    source = (
+        "from dplib.mechanisms.discrete_laplace import _noise\n"
+        "from coursetools.grading.sandboxed import outputs\n"
+        "import dplib.mechanisms.discrete_laplace as dl\n"
+        "x = outputs._image(1)\n"
+        "y = dl._noise\n"
+        "from . import _sibling\n"
+    )
+    found = private_names_crossing(source, "dplib.queries.counts", known=known)
+    assert (1, "dplib.mechanisms.discrete_laplace", "_noise") in found
+    assert (4, "coursetools.grading.sandboxed.outputs", "_image") in found
+    assert (5, "dplib.mechanisms.discrete_laplace", "_noise") in found
+    assert (6, "dplib.queries", "_sibling") in found
+    # a module's own private names, dunders and public names are not crossings
+    own = "from dplib.queries.counts import _x, __all__, y\nimport dplib.queries.counts as c\nz = c._x\n"
+    assert private_names_crossing(own, "dplib.queries.counts", known=known | {"dplib.queries.counts"}) == []

@@ -100,8 +100,8 @@ def _privtree(counts, rng):
 
 
 #: The sum's grid (private_sum's Notes): S = 1, g = 2**(floor(log2 min(1, 1/eps)) - 20).
-_SUM_STEP = math.ldexp(1.0, queries._grid_exponent(1.0, EPS))
-_MEAN_STEP = math.ldexp(1.0, queries._grid_exponent(0.5, EPS))
+_SUM_STEP = math.ldexp(1.0, queries.grid_exponent(1.0, EPS))
+_MEAN_STEP = math.ldexp(1.0, queries.grid_exponent(0.5, EPS))
 #: gaussian_mechanism's default grid for one value (sensitivity 1, (1, 1e-5)): public parameters.
 _GAUSS_STEP = _gaussian_plan(1.0, EPS, 1e-5, 1)[0]
 
@@ -435,7 +435,7 @@ def test_mwem_releases_lattice_values(monkeypatch, rng_seed):
     assert len(measurements) == 600
     for value, eps, step in measurements:
         # the grid of epsilon (the totals here are far below 2**52 grid units)
-        assert step == math.ldexp(1.0, queries._grid_exponent(1.0, eps))
+        assert step == math.ldexp(1.0, queries.grid_exponent(1.0, eps))
         assert value / step == round(value / step)
     assert len({t for t in totals}) > 3
 

@@ -35,7 +35,7 @@ from typing import Any
 import nbformat
 from nbformat import NotebookNode
 
-from coursetools.grading.sandboxed.outputs import ANSI, _image
+from coursetools.grading.sandboxed.outputs import ANSI, canonical_image
 
 __all__ = ["SAFE_ID", "defuse", "inert_notebook", "is_safe_id"]
 
@@ -101,7 +101,7 @@ def _output(output: dict) -> NotebookNode | None:
         data = output.get("data") if isinstance(output.get("data"), dict) else {}
         kept: dict[str, Any] = {}
         for mime in ("image/png", "image/jpeg"):
-            image = _image(data.get(mime), mime, _IMAGE_LIMIT) if mime in data else None
+            image = canonical_image(data.get(mime), mime, _IMAGE_LIMIT) if mime in data else None
             if image is not None:
                 kept[mime] = image
         if "text/plain" in data:
@@ -135,7 +135,7 @@ def _attachments(value: object) -> dict:
         for name, bundle in value.items():
             if not (is_safe_id(str(name).replace(".", "_")) and isinstance(bundle, dict)):
                 continue
-            images = {m: _image(bundle.get(m), m, _IMAGE_LIMIT) for m in ("image/png", "image/jpeg")}
+            images = {m: canonical_image(bundle.get(m), m, _IMAGE_LIMIT) for m in ("image/png", "image/jpeg")}
             images = {m: v for m, v in images.items() if v is not None}
             if images:
                 kept[str(name)] = images

@@ -116,7 +116,7 @@ class OutputCollector:
             return
         for mime in ("image/png", "image/jpeg"):
             if mime in data:
-                image = _image(data[mime], mime, self.limits.image_bytes)
+                image = canonical_image(data[mime], mime, self.limits.image_bytes)
                 if image is not None and self._images < self.limits.images_per_cell:
                     if self._take(len(image)):
                         self._images += 1
@@ -129,7 +129,7 @@ class OutputCollector:
             self._text(plain if plain.endswith("\n") else plain + "\n")
 
 
-def _image(value: object, mime: str, cap: int) -> str | None:
+def canonical_image(value: object, mime: str, cap: int) -> str | None:
     """``value`` as canonical base64 if it decodes to at most ``cap`` bytes of ``mime``."""
     if isinstance(value, list):
         value = "".join(x for x in value if isinstance(x, str))

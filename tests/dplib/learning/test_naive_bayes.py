@@ -35,7 +35,7 @@ def test_fit_spends_exactly_epsilon_with_the_right_sensitivities(monkeypatch):
     # 1 for the class counts and 3D/4 for the sums and squares (module notes), the latter in
     # grid units of 2**-k: scale (3D/4) 2**k / eps_stats.
     calls = []
-    real_noise, real_discrete = nb_module._discrete_laplace, nb_module.discrete_laplace_mechanism
+    real_noise, real_discrete = nb_module.discrete_laplace_noise, nb_module.discrete_laplace_mechanism
 
     def spy_noise(scale, shape, generator):
         calls.append(("stats", shape, scale))
@@ -45,7 +45,7 @@ def test_fit_spends_exactly_epsilon_with_the_right_sensitivities(monkeypatch):
         calls.append(("discrete", np.shape(value), sensitivity, epsilon))
         return real_discrete(value, sensitivity, epsilon, rng=rng)
 
-    monkeypatch.setattr(nb_module, "_discrete_laplace", spy_noise)
+    monkeypatch.setattr(nb_module, "discrete_laplace_noise", spy_noise)
     monkeypatch.setattr(nb_module, "discrete_laplace_mechanism", spy_discrete)
     X, y = _blobs(d=4)
     clf = DPNaiveBayes(epsilon=2.0, bounds=(-6, 6), classes=[0, 1], random_state=0).fit(X, y)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from dplib.mechanisms import discrete as discrete_module
+from dplib.mechanisms import discrete_gaussian as discrete_gaussian_module
 from dplib.mechanisms.discrete import (
     discrete_gaussian_delta,
     discrete_gaussian_mechanism,
@@ -365,8 +365,8 @@ def test_delta_agrees_with_brute_force_hockey_stick(sigma, sens, eps):
 def test_delta_direct_sum_agrees_with_euler_maclaurin(sigma, sens, eps):
     # Two independent evaluations of CKS20 Theorem 7: the truncated lattice sum and the
     # Euler-Maclaurin formula the library switches to for large sigma and small eps/Delta.
-    direct = discrete_module._delta_direct(sigma, sens, eps)
-    euler_maclaurin = discrete_module._delta_euler_maclaurin(sigma, sens, eps)
+    direct = discrete_gaussian_module.delta_direct(sigma, sens, eps)
+    euler_maclaurin = discrete_gaussian_module.delta_euler_maclaurin(sigma, sens, eps)
     assert euler_maclaurin == pytest.approx(direct, rel=1e-11)
 
 
@@ -562,7 +562,7 @@ def test_sigma_is_solved_once_per_parameters(monkeypatch):
     # a cache keyed wrongly would hand one parameter set another's sigma.
     from dplib.mechanisms import discrete_gaussian as dg
 
-    dg._calibrated_sigma.cache_clear()
+    dg.calibrated_sigma.cache_clear()
     solves = []
     real_brent = dg._brent
     monkeypatch.setattr(dg, "_brent", lambda *a: solves.append(a) or real_brent(*a))

@@ -165,7 +165,7 @@ def test_bernoulli_exp_scalar_and_constant_paths():
     rng = np.random.default_rng(7)
     n = 20_000
     gamma = Fraction(5, 2)  # > 1: two Bern(e^-1) trials, then Bern(exp(-1/2))
-    hits = sum(_exact._bernoulli_exp_scalar(gamma, rng) for _ in range(n))
+    hits = sum(_exact.bernoulli_exp_scalar(gamma, rng) for _ in range(n))
     assert _binomial_ok(hits, n, float(np.exp(-2.5)))
     p = Fraction(2**70 + 12345, 3 * 2**70)  # huge numerator and denominator, about 1/3
     hits = int(_exact._bernoulli_constant(p, 400_000, rng).sum())
@@ -287,7 +287,7 @@ def test_discrete_gaussian_tiny_sigma_rare_ones(method):
 
 
 def test_exp_bounds_enclose_the_decimal_reference():
-    # _exp_neg_fixed against Python's decimal exp (correctly rounded, 60 digits): the bounds
+    # exp_neg_fixed against Python's decimal exp (correctly rounded, 60 digits): the bounds
     # enclose it and are a few units apart.
     from decimal import Decimal, getcontext
 
@@ -300,7 +300,7 @@ def test_exp_bounds_enclose_the_decimal_reference():
         Fraction(40),
     ]:
         for prec in (20, 56, 120):
-            lo, hi = _exact._exp_neg_fixed(x, prec)
+            lo, hi = _exact.exp_neg_fixed(x, prec)
             ref = (-(Decimal(x.numerator) / Decimal(x.denominator))).exp() * Decimal(2) ** prec
             assert lo <= ref <= hi and hi - lo <= 16
 
@@ -621,7 +621,7 @@ def test_below_exp_is_exact_on_the_boundary_cases():
     # frac(exp(-gamma) 2**32) of accepting (binomial test, 1e-9).
     rng = np.random.default_rng(5)
     gamma = Fraction(1, 7)
-    edge = _exact._exp_neg_fixed(gamma, 32)[0]
+    edge = _exact.exp_neg_fixed(gamma, 32)[0]
     assert _exact._below_exp(0, 32, gamma, rng)
     assert not _exact._below_exp(2**32 - 1, 32, gamma, rng)
     hits = sum(_exact._below_exp(edge, 32, gamma, rng) for _ in range(20_000))

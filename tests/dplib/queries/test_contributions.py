@@ -179,7 +179,7 @@ def test_gaussian_counts_pass_a_dp_audit_at_their_converted_epsilon(rng_seed):
 
 def test_sums_lie_on_the_fixed_grid_and_are_near_the_truth():
     eps, m, r = 2.0, 1, 2
-    step = math.ldexp(1.0, aggregates._grid_exponent(5.0, eps / (m * r)))
+    step = math.ldexp(1.0, aggregates.grid_exponent(5.0, eps / (m * r)))
     users, keys, values = [1, 1, 2], ["a", "a", "b"], [1.25, 2.5, 4.0]
     for seed in range(50):
         out = private_sum_by_key(

@@ -126,13 +126,13 @@ def test_recursive_quantiles_beat_separate_ones_at_equal_budget():
 def test_sampling_is_exact_rational_arithmetic(monkeypatch):
     # the acceptance test is a Bernoulli(exp(-gamma)) with a rational gamma (CKS20 Algorithm 1)
     seen = []
-    real = qmod._bernoulli_exp_scalar
+    real = qmod.bernoulli_exp_scalar
 
     def spy(gamma, rng):
         seen.append(gamma)
         return real(gamma, rng)
 
-    monkeypatch.setattr(qmod, "_bernoulli_exp_scalar", spy)
+    monkeypatch.setattr(qmod, "bernoulli_exp_scalar", spy)
     private_quantiles([0.1, 0.9, 0.5], [0.5], 0, 1, 1.0, grid=11, rng=0)
     from fractions import Fraction
 
@@ -172,7 +172,7 @@ def test_variance_releases_only_lattice_statistics(monkeypatch):
     for out, lower, upper, eps in recorded:
         assert eps == 0.5
         span = max(abs(lower), abs(upper))
-        step = math.ldexp(1.0, aggregates._grid_exponent(span, eps))
+        step = math.ldexp(1.0, aggregates.grid_exponent(span, eps))
         assert out / step == round(out / step)
 
 

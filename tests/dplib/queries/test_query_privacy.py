@@ -88,7 +88,7 @@ def test_safe_defaults_pass_the_floating_point_attack(pair, span, rng_seed):
     # (sum: S = 1, g = 2**(floor(log2 min(1, 1/4)) - 20) = 2**-22; mean, n = 1, centred on 1/2:
     # S = 1/2, g = 2**-23, and the shift 1/2 is on the lattice), so no output of either is
     # impossible on the other.
-    step = math.ldexp(1.0, queries._grid_exponent(span, ATTACK_EPS))
+    step = math.ldexp(1.0, queries.grid_exponent(span, ATTACK_EPS))
     assert step == 2.0**-22 * span
     for sample in (outputs, _draws(pair[1], rng_seed + 1)):
         units = sample / step

@@ -239,7 +239,7 @@ def test_mwem_measures_large_totals_correctly(n, relation):
 
 def test_mwem_grid_depends_on_public_quantities_only():
     # replace: the grid step follows n (public); small totals keep the fine grid of epsilon
-    assert synthetic._grid_step(500.0, 100.0) == math.ldexp(1.0, synthetic._grid_exponent(1.0, 500.0))
+    assert synthetic._grid_step(500.0, 100.0) == math.ldexp(1.0, synthetic.grid_exponent(1.0, 500.0))
     assert synthetic._grid_step(500.0, 2.0**53) == 2.0
     assert synthetic._grid_step(500.0, 2.0**53) * 2**52 >= 2.0**53
 

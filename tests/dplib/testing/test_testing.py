@@ -12,7 +12,6 @@ from scipy import stats
 
 from dplib.testing import (
     DPAuditResult,
-    _sample_variance_variance,
     assert_distribution,
     assert_dp,
     assert_frequencies,
@@ -23,6 +22,7 @@ from dplib.testing import (
     dkw_tolerance,
     mean_tolerance,
 )
+from dplib.testing.moments import sample_variance_variance
 
 P = 1e-9
 
@@ -107,7 +107,7 @@ def test_variance_of_the_sample_variance_by_enumeration():
     s2, weights = np.array(s2), np.array(weights)
     assert weights @ s2 == pytest.approx(sigma2)
     exact = weights @ (s2 - sigma2) ** 2
-    assert _sample_variance_variance(np.float64(m), sigma2, mu4) == pytest.approx(exact, rel=1e-12)
+    assert sample_variance_variance(np.float64(m), sigma2, mu4) == pytest.approx(exact, rel=1e-12)
 
 
 def test_clopper_pearson_reference_values():

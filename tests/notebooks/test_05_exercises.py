@@ -11,6 +11,15 @@ contract says raise...) are handed in and graded by the real trusted grader
 alternatives per exercise, written differently from the solution, must get full marks under five
 seeds (``{burn}`` draws of the generator are burnt first).
 
+Issue 50, item 9 (no answer one help() away): Exercise 6 asks for the epsilon of k reports of a
+binary report mechanism (yes with probability a on bit 1, b on bit 0) by Renyi DP at the best real
+order, and the largest number of randomized-response reports within a budget (help(rdp_gaussian) and
+help(zcdp_to_dp) hand over the Gaussian's line and rho + 2 sqrt(rho ln(1/delta))); judged against
+the curve from the definition, both ways, minimised in the test. Probes: eps0^2 / 2-zCDP per
+report (help(ZcdpFilter), the old answer's conversion), dplib's accountant's pure-DP curve, one way
+only, orders up to 101 (the limit k eps0 missed), integer orders, ln(1/delta) / alpha, the pure bound
+only, randomized response at eps0 / 2, the first k over the budget, NaN accepted, log10.
+
 The graded notebook is the course notebook without its figures and experiments, and one
 submission carries the i-th wrong answer of every exercise at once; the survey release's wrong
 answers carry their own correct calibration, so that they fail for their own mistake.
@@ -214,32 +223,58 @@ def empirical_epsilon(outputs_d, outputs_d2, threshold, delta, alpha):{validatio
 """
 
 
-_Z_CHECK = """
-    if not (math.isfinite(sigma) and sigma > 0 and math.isfinite(sensitivity) and sensitivity > 0 and k >= 1 and 0 < delta < 1):
+_B_CHECK = """
+    if not (0 < a < 1 and 0 < b < 1 and k >= 1 and 0 < delta < 1):
         raise ValueError("bad arguments")"""
-_ZI_CHECK = """
-    if not (math.isfinite(epsilon) and epsilon > 0 and math.isfinite(sensitivity) and sensitivity > 0 and k >= 1 and 0 < delta < 1):
+_BR_CHECK = """
+    if not (math.isfinite(epsilon0) and epsilon0 > 0 and math.isfinite(epsilon) and epsilon > 0 and 0 < delta < 1):
         raise ValueError("bad arguments")"""
 
 
-def _zcdp(
-    eps: str = "rho + 2.0 * math.sqrt(rho * L)",
-    rho: str = "k * sensitivity ** 2 / (2.0 * sigma ** 2)",
-    inv_rho: str = "(math.sqrt(L + epsilon) - math.sqrt(L)) ** 2",
+def _binary(
+    curve: str = "np.maximum(one, two)",
+    ts: str = "np.linspace(-12.0, 30.0, 841)",
+    convert: str = "(k * g + L) / (al - 1.0)",
+    pure: str = "k * max(abs(la - lb), abs(l1a - l1b))",
     log: str = "math.log",
+    rr: str = "1.0 / (1.0 + math.exp(-epsilon0)), 1.0 / (1.0 + math.exp(epsilon0))",
+    answer: str = "lo",
+    refine: str = "res.fun",
     check: bool = True,
 ) -> str:
-    c1, c2 = (_Z_CHECK, _ZI_CHECK) if check else ("", "")
+    c1, c2 = (_B_CHECK, _BR_CHECK) if check else ("", "")
     return f"""
-def zcdp_composition_epsilon(sigma, sensitivity, k, delta):{c1}
-    rho, L = {rho}, {log}(1.0 / delta)
-    return float({eps})
-
-
-def zcdp_sigma_for_budget(sensitivity, k, epsilon, delta):{c2}
+def binary_rdp_epsilon(a, b, k, delta):{c1}
     L = {log}(1.0 / delta)
-    rho = {inv_rho}
-    return float(sensitivity * math.sqrt(k / (2.0 * rho)))
+    la, lb, l1a, l1b = math.log(a), math.log(b), math.log1p(-a), math.log1p(-b)
+
+    def eps_at(t):
+        al = 1.0 + np.exp(t)
+        one = np.logaddexp(al * la + (1 - al) * lb, al * l1a + (1 - al) * l1b)
+        two = np.logaddexp(al * lb + (1 - al) * la, al * l1b + (1 - al) * l1a)
+        g = {curve}
+        return {convert}
+
+    ts = {ts}
+    values = eps_at(ts)
+    i = int(np.argmin(values))
+    res = optimize.minimize_scalar(lambda t: float(eps_at(t)), bounds=(ts[max(i - 1, 0)], ts[min(i + 1, ts.size - 1)]),
+                                   method="bounded", options={{"xatol": 1e-10}})
+    return float(min({refine}, values[i], {pure}))
+
+
+def rr_reports_for_budget(epsilon0, epsilon, delta):{c2}
+    a, b = {rr}
+    fits = lambda k: binary_rdp_epsilon(a, b, k, delta) <= epsilon
+    if not fits(1):
+        return 0
+    lo, hi = 1, 2
+    while fits(hi):
+        lo, hi = hi, 2 * hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return {answer}
 """
 
 
@@ -461,15 +496,46 @@ def gaussian_profile_delta(sigma, sensitivity, epsilon):
         (">= for > (ties at the threshold)", _empirical(above=">=")),
     ],
     "zcdp_composition": [
-        ("integer orders only", _zcdp(eps="min(a * rho + L / (a - 1) for a in range(2, 10_000))")),
-        ("k left out of rho", _zcdp(rho="sensitivity ** 2 / (2.0 * sigma ** 2)")),
-        ("sensitivity / sigma not squared", _zcdp(rho="k * sensitivity / (2.0 * sigma ** 2)")),
         (
-            "sqrt(rho) taken for rho in the inverse",
-            _zcdp(inv_rho="math.sqrt(L + epsilon) - math.sqrt(L)"),
+            "help()'s answer for a pure-DP report: eps0^2 / 2-zCDP per report (dplib's ZcdpFilter, PureDpEvent), "
+            "then rho + 2 sqrt(rho ln(1/delta)) with rho = k eps0^2 / 2, capped at k eps0",
+            _binary(curve="(al - 1.0) * al * max(abs(la - lb), abs(l1a - l1b)) ** 2 / 2.0"),
         ),
-        ("NaN accepted", _zcdp(check=False)),
-        ("log10 for ln", _zcdp(log="math.log10")),
+        (
+            "dplib's accountant's curve for a pure-DP event, min(eps0, alpha eps0^2 / 2)",
+            _binary(
+                curve="(al - 1.0) * np.minimum(max(abs(la - lb), abs(l1a - l1b)), al * max(abs(la - lb), abs(l1a - l1b)) ** 2 / 2.0)"
+            ),
+        ),
+        (
+            "one way only (bit 1 against bit 0)",
+            _binary(curve="one", pure="k * max(la - lb, l1a - l1b)"),
+        ),
+        (
+            "orders up to 101 only, the limit alpha -> infinity (k eps0) missed",
+            _binary(ts="np.linspace(-12.0, math.log(100.0), 841)", pure="math.inf"),
+        ),
+        (
+            "integer orders 2 to 10,000 only",
+            _binary(ts="np.log(np.arange(1.0, 10_000.0))", refine="math.inf"),
+        ),
+        (
+            "ln(1/delta) / alpha for ln(1/delta) / (alpha - 1)",
+            _binary(convert="(k * g + L * (al - 1.0) / al) / (al - 1.0)"),
+        ),
+        (
+            "the pure bound k eps0 only, no Renyi curve",
+            _binary(convert="np.full_like(al, math.inf)"),
+        ),
+        (
+            "randomized response at eps0 / 2 (the factor 2 of the Laplace scale)",
+            _binary(
+                rr="1.0 / (1.0 + math.exp(-epsilon0 / 2)), 1.0 / (1.0 + math.exp(epsilon0 / 2))"
+            ),
+        ),
+        ("the first number of reports over the budget", _binary(answer="hi")),
+        ("NaN accepted", _binary(check=False)),
+        ("log10 for ln", _binary(log="math.log10")),
     ],
     "zcdp_filter": [
         ("rho = Delta / (2 sigma), not squared", _session(cost="d / (2.0 * s)")),
@@ -696,47 +762,97 @@ def empirical_epsilon(outputs_d, outputs_d2, threshold, delta, alpha):
     ],
     "zcdp_composition": [
         """
-def zcdp_composition_epsilon(sigma, sensitivity, k, delta):
-    from scipy import optimize
-    if not (0 < sigma < math.inf and 0 < sensitivity < math.inf and k >= 1 and 0 < delta < 1):
-        raise ValueError("bad arguments")
-    rho, L = k * (sensitivity / sigma) ** 2 / 2, -math.log(delta)
-    f = lambda t: (1 + math.exp(t)) * rho + L / math.exp(t)         # alpha = 1 + e^t
-    t0 = 0.5 * math.log(L / rho)
-    res = optimize.minimize_scalar(f, bracket=(t0 - 1, t0, t0 + 1), tol=1e-12)
-    return float(res.fun)
+def binary_rdp_epsilon(a, b, k, delta):
+    if not (0 < a < 1) or not (0 < b < 1) or not (0 < delta < 1) or not k >= 1:
+        raise ValueError("need 0 < a, b < 1, k >= 1 and 0 < delta < 1")
+    L = -math.log(delta)
+    pairs = [((a, 1 - a), (b, 1 - b)), ((b, 1 - b), (a, 1 - a))]
+
+    def eps_of_u(u):          # u = 1 / (alpha - 1) in [0, inf); u = 0 is the limit alpha -> infinity
+        if u == 0:
+            return k * max(abs(math.log(a / b)), abs(math.log((1 - a) / (1 - b))))
+        alpha = 1 + 1 / u
+        worst = max(
+            max(alpha * math.log(p[i]) - (alpha - 1) * math.log(q[i]) for i in (0, 1))
+            + math.log(sum(math.exp(alpha * math.log(p[i]) - (alpha - 1) * math.log(q[i])
+                                    - max(alpha * math.log(p[j]) - (alpha - 1) * math.log(q[j]) for j in (0, 1)))
+                           for i in (0, 1)))
+            for p, q in pairs)
+        return u * (k * worst + L)
+
+    # golden-section search on u (the function has one valley), on a bracket found by doubling
+    lo, hi = 0.0, 1e-6
+    while eps_of_u(2 * hi) < eps_of_u(hi):
+        hi *= 2
+    hi *= 2
+    g = (math.sqrt(5) - 1) / 2
+    x1, x2 = hi - g * (hi - lo), lo + g * (hi - lo)
+    f1, f2 = eps_of_u(x1), eps_of_u(x2)
+    for _ in range(300):
+        if f1 <= f2:
+            hi, x2, f2 = x2, x1, f1
+            x1 = hi - g * (hi - lo)
+            f1 = eps_of_u(x1)
+        else:
+            lo, x1, f1 = x1, x2, f2
+            x2 = lo + g * (hi - lo)
+            f2 = eps_of_u(x2)
+    return float(min(f1, f2, eps_of_u(0.0)))
 
 
-def zcdp_sigma_for_budget(sensitivity, k, epsilon, delta):
-    from scipy import optimize
-    if not (0 < sensitivity < math.inf and 0 < epsilon < math.inf and k >= 1 and 0 < delta < 1):
+def rr_reports_for_budget(epsilon0, epsilon, delta):
+    if math.isnan(epsilon0) or math.isnan(epsilon) or math.isinf(epsilon0) or math.isinf(epsilon):
+        raise ValueError("epsilons must be finite")
+    if epsilon0 <= 0 or epsilon <= 0 or not 0 < delta < 1:
         raise ValueError("bad arguments")
-    g = lambda log_s: zcdp_composition_epsilon(math.exp(log_s), sensitivity, k, delta) - epsilon
-    lo = hi = math.log(sensitivity)
-    while g(lo) < 0:
-        lo -= 1
-    while g(hi) > 0:
-        hi += 1
-    return float(math.exp(optimize.brentq(g, lo, hi, xtol=1e-15, rtol=1e-15)))
+    p = math.exp(epsilon0) / (1 + math.exp(epsilon0))
+    k, step = 0, 1
+    while binary_rdp_epsilon(p, 1 - p, k + step, delta) <= epsilon:
+        step *= 2
+    while step >= 1:                 # k fits (or is 0), k + 2 step does not: add the steps that fit
+        if binary_rdp_epsilon(p, 1 - p, k + step, delta) <= epsilon:
+            k += step
+        step //= 2
+    return k
 """,
         """
-def zcdp_composition_epsilon(sigma, sensitivity, k, delta):
-    if math.isnan(sigma) or math.isnan(sensitivity) or math.isnan(delta) or sigma <= 0 or sensitivity <= 0:
-        raise ValueError("bad sigma or sensitivity")
-    if math.isinf(sigma) or math.isinf(sensitivity) or k < 1 or not 0 < delta < 1:
-        raise ValueError("bad arguments")
-    rho, L = k * sensitivity * sensitivity / (2 * sigma * sigma), math.log(1 / delta)
-    return float((math.sqrt(rho) + math.sqrt(L)) ** 2 - L)
+def binary_rdp_epsilon(a, b, k, delta):
+    import bisect
+    from scipy import special
+    for x in (a, b, delta):
+        if not (0.0 < x < 1.0):
+            raise ValueError("a, b and delta must lie strictly between 0 and 1")
+    if k < 1:
+        raise ValueError("k >= 1")
+    P = np.log([a, 1 - a])
+    Q = np.log([b, 1 - b])
+
+    def total(x):                   # x = log(alpha - 1), array
+        alpha = 1 + np.exp(np.atleast_1d(x))[:, None]
+        d1 = special.logsumexp(alpha * P + (1 - alpha) * Q, axis=1)
+        d2 = special.logsumexp(alpha * Q + (1 - alpha) * P, axis=1)
+        return (k * np.maximum(d1, d2) - math.log(delta)) * np.exp(-np.atleast_1d(x))
+
+    xs = np.linspace(-20, 40, 6_001)
+    v = total(xs)
+    j = int(np.argmin(v))
+    res = optimize.minimize_scalar(lambda x: float(total(x)[0]), bracket=None, bounds=(xs[max(j - 1, 0)], xs[min(j + 1, len(xs) - 1)]),
+                                   method="bounded", options={"xatol": 1e-12})
+    limit = k * float(np.abs(P - Q).max())
+    return float(min(limit, v[j], res.fun))
 
 
-def zcdp_sigma_for_budget(sensitivity, k, epsilon, delta):
-    if math.isnan(sensitivity) or math.isnan(epsilon) or math.isnan(delta) or sensitivity <= 0 or epsilon <= 0:
-        raise ValueError("bad sensitivity or epsilon")
-    if math.isinf(sensitivity) or math.isinf(epsilon) or k < 1 or not 0 < delta < 1:
+def rr_reports_for_budget(epsilon0, epsilon, delta):
+    import bisect
+    ok = all(isinstance(x, (int, float)) and math.isfinite(x) and x > 0 for x in (epsilon0, epsilon))
+    if not ok or not 0 < delta < 1:
         raise ValueError("bad arguments")
-    L = math.log(1 / delta)
-    rho = epsilon ** 2 / (math.sqrt(L + epsilon) + math.sqrt(L)) ** 2   # (sqrt(L + eps) - sqrt(L))^2, rationalised
-    return float(sensitivity * math.sqrt(k / (2 * rho)))
+    a = 1 / (1 + math.exp(-epsilon0))
+    cost = lambda k: binary_rdp_epsilon(a, 1 - a, k, delta) if k >= 1 else 0.0
+    top = 1
+    while cost(top) <= epsilon:
+        top *= 4
+    return bisect.bisect_right(range(top + 1), epsilon, key=cost) - 1
 """,
     ],
     "zcdp_filter": [

@@ -1,4 +1,4 @@
-"""bench/bench_tables.py (issue 40's releases next to OpenDP's): its bookkeeping without OpenDP.
+"""bench/bench_tables.py (dplib's table releases next to OpenDP's): its bookkeeping without OpenDP.
 
 No timing is asserted: the rows keep dplib's side and say why OpenDP's is missing, and the filter
 rows carry the exact numbers of queries each rule admits.

@@ -1,4 +1,4 @@
-"""The rooms of ``coursetools`` and ``dplib`` and who may import whom (issue 30).
+"""The rooms of ``coursetools`` and ``dplib`` and who may import whom.
 
 Every import statement of both packages is read with :mod:`ast` (lazy imports inside functions
 included, relative imports resolved) and checked against the rules below, each with its reason.
@@ -509,4 +509,242 @@ def test_a_private_import_or_attribute_of_another_module_is_found():
     assert (6, "dplib.queries", "_sibling") in found
     # a module's own private names, dunders and public names are not crossings
     own = "from dplib.queries.counts import _x, __all__, y\nimport dplib.queries.counts as c\nz = c._x\n"
-    assert private_names_crossing(own, "dplib.queries.counts", known=known | {"dplib.queries.counts"}) == []
+    assert (
+        private_names_crossing(own, "dplib.queries.counts", known=known | {"dplib.queries.counts"})
+        == []
+    )
+
+
+#: module -> (the test file that tests it, why not the mirrored tests/<path>/test_<module>.py).
+#: Every other module of coursetools and dplib has its mirrored test file.
+TESTED_ELSEWHERE: dict[str, tuple[str, str]] = {
+    "coursetools/authoring/example_class.py": (
+        "tests/coursetools/authoring/test_release.py",
+        "tested with the release and the rules that use it",
+    ),
+    "coursetools/authoring/readable.py": (
+        "tests/coursetools/authoring/test_rules.py",
+        "tested with the release and the rules that use it",
+    ),
+    "coursetools/book/pages.py": (
+        "tests/coursetools/book/test_build.py",
+        "the book's pages and search are tested by building the book",
+    ),
+    "coursetools/book/search.py": (
+        "tests/coursetools/book/test_build.py",
+        "the book's pages and search are tested by building the book",
+    ),
+    "coursetools/cells.py": (
+        "tests/coursetools/test_rendering.py",
+        "tested with the renderer that reads the same cells",
+    ),
+    "coursetools/grading/classroom/executors.py": (
+        "tests/coursetools/grading/handin/test_service.py",
+        "the hand-in service, its queue and policies are tested through the service",
+    ),
+    "coursetools/grading/classroom/feedback.py": (
+        "tests/coursetools/grading/test_feedback_outputs.py",
+        "the feedback page is tested with the grader's outputs it shows (and in Chromium)",
+    ),
+    "coursetools/grading/classroom/lms_export.py": (
+        "tests/coursetools/grading/classroom/test_gradebook.py",
+        "the LMS export is tested with the gradebook it reads",
+    ),
+    "coursetools/grading/classroom/pipeline.py": (
+        "tests/coursetools/test_cli.py",
+        "the class pipeline and its regrade plan are tested as make grade runs them",
+    ),
+    "coursetools/grading/classroom/regrade.py": (
+        "tests/coursetools/test_cli.py",
+        "the class pipeline and its regrade plan are tested as make grade runs them",
+    ),
+    "coursetools/grading/handin/policy.py": (
+        "tests/coursetools/grading/handin/test_service.py",
+        "the hand-in service, its queue and policies are tested through the service",
+    ),
+    "coursetools/grading/handin/queue.py": (
+        "tests/coursetools/grading/handin/test_service.py",
+        "the hand-in service, its queue and policies are tested through the service",
+    ),
+    "coursetools/grading/sandboxed/bans.py": (
+        "tests/coursetools/authoring/test_rules.py",
+        "tested through the grader that drives it, in a real sandbox",
+    ),
+    "coursetools/grading/sandboxed/kernel.py": (
+        "tests/coursetools/grading/test_grade_adversarial.py",
+        "tested through the grader that drives it, in a real sandbox",
+    ),
+    "coursetools/grading/sandboxed/outputs.py": (
+        "tests/coursetools/grading/test_feedback_outputs.py",
+        "tested through the grader that drives it, in a real sandbox",
+    ),
+    "dplib/_estimator.py": (
+        "tests/dplib/dpsgd/test_dpsgd.py",
+        "a private helper, tested through the public functions that use it",
+    ),
+    "dplib/accounting/dpsgd.py": (
+        "tests/dplib/accounting/test_dpsgd_accounting.py",
+        "tested with the accountant that interprets it",
+    ),
+    "dplib/accounting/events.py": (
+        "tests/dplib/accounting/test_accountant.py",
+        "tested with the accountant that interprets it",
+    ),
+    "dplib/attacks/_tables.py": (
+        "tests/dplib/attacks/test_attacks.py",
+        "notebook 00's attacks are tested together, by their public names",
+    ),
+    "dplib/attacks/consistent_ages.py": (
+        "tests/dplib/attacks/test_attacks.py",
+        "notebook 00's attacks are tested together, by their public names",
+    ),
+    "dplib/attacks/difference.py": (
+        "tests/dplib/attacks/test_attacks.py",
+        "notebook 00's attacks are tested together, by their public names",
+    ),
+    "dplib/attacks/kanonymity.py": (
+        "tests/dplib/attacks/test_attacks.py",
+        "notebook 00's attacks are tested together, by their public names",
+    ),
+    "dplib/attacks/linkage.py": (
+        "tests/dplib/attacks/test_attacks.py",
+        "notebook 00's attacks are tested together, by their public names",
+    ),
+    "dplib/attacks/reconstruction.py": (
+        "tests/dplib/attacks/test_attacks.py",
+        "notebook 00's attacks are tested together, by their public names",
+    ),
+    "dplib/attacks/sparse.py": (
+        "tests/dplib/attacks/test_attacks.py",
+        "notebook 00's attacks are tested together, by their public names",
+    ),
+    "dplib/attacks/uniqueness.py": (
+        "tests/dplib/attacks/test_attacks.py",
+        "notebook 00's attacks are tested together, by their public names",
+    ),
+    "dplib/auditing/canaries.py": (
+        "tests/dplib/auditing/test_auditing.py",
+        "the auditing tools are tested together on one trained model",
+    ),
+    "dplib/auditing/lower_bounds.py": (
+        "tests/dplib/auditing/test_auditing.py",
+        "the auditing tools are tested together on one trained model",
+    ),
+    "dplib/auditing/membership.py": (
+        "tests/dplib/auditing/test_auditing.py",
+        "the auditing tools are tested together on one trained model",
+    ),
+    "dplib/dpsgd/classifier.py": (
+        "tests/dplib/dpsgd/test_dpsgd.py",
+        "DP-SGD's pieces are tested together, piece by piece and end to end",
+    ),
+    "dplib/dpsgd/clipping.py": (
+        "tests/dplib/dpsgd/test_dpsgd.py",
+        "DP-SGD's pieces are tested together, piece by piece and end to end",
+    ),
+    "dplib/dpsgd/gradients.py": (
+        "tests/dplib/dpsgd/test_dpsgd.py",
+        "DP-SGD's pieces are tested together, piece by piece and end to end",
+    ),
+    "dplib/dpsgd/optimizer.py": (
+        "tests/dplib/dpsgd/test_dpsgd.py",
+        "DP-SGD's pieces are tested together, piece by piece and end to end",
+    ),
+    "dplib/errors.py": (
+        "tests/dplib/test_contract.py",
+        "raised by every room: the contract tests check each refusal's type",
+    ),
+    "dplib/mechanisms/_count_noise.py": (
+        "tests/dplib/queries/test_partition_selection.py",
+        "a private helper, tested through the public functions that use it",
+    ),
+    "dplib/mechanisms/_exact.py": (
+        "tests/dplib/mechanisms/test_exact_samplers.py",
+        "a private helper, tested through the public functions that use it",
+    ),
+    "dplib/mechanisms/_integer.py": (
+        "tests/dplib/mechanisms/test_discrete.py",
+        "a private helper, tested through the public functions that use it",
+    ),
+    "dplib/mechanisms/discrete_gaussian.py": (
+        "tests/dplib/mechanisms/test_discrete.py",
+        "tested with its twin through dplib.mechanisms.discrete, which re-exports both",
+    ),
+    "dplib/mechanisms/discrete_laplace.py": (
+        "tests/dplib/mechanisms/test_discrete.py",
+        "tested with its twin through dplib.mechanisms.discrete, which re-exports both",
+    ),
+    "dplib/testing/distributions.py": (
+        "tests/dplib/testing/test_testing.py",
+        "the statistical assertions are tested together, against exact laws",
+    ),
+    "dplib/testing/dp_audit.py": (
+        "tests/dplib/testing/test_testing.py",
+        "the statistical assertions are tested together, against exact laws",
+    ),
+    "dplib/testing/intervals.py": (
+        "tests/dplib/testing/test_testing.py",
+        "the statistical assertions are tested together, against exact laws",
+    ),
+    "dplib/testing/moments.py": (
+        "tests/dplib/testing/test_testing.py",
+        "the statistical assertions are tested together, against exact laws",
+    ),
+}
+
+# ------------------------------------------------------------------------- a test beside every module
+
+
+def mirrored_test(module_path: str) -> Path:
+    """``tests/<same folders>/test_<module>.py`` (a private module's leading underscore dropped)."""
+    path = Path(module_path)
+    return ROOT / "tests" / path.parent / f"test_{path.stem.lstrip('_')}.py"
+
+
+def course_modules() -> list[str]:
+    """Every module file of coursetools and dplib but packages' ``__init__`` and ``__main__``."""
+    return sorted(
+        str(path.relative_to(ROOT))
+        for package in PACKAGES
+        for path in (ROOT / package).rglob("*.py")
+        if "__pycache__" not in path.parts and path.name not in ("__init__.py", "__main__.py")
+    )
+
+
+def test_every_module_has_its_mirrored_test_file_or_says_where_it_is_tested():
+    untested = [
+        m for m in course_modules() if not mirrored_test(m).is_file() and m not in TESTED_ELSEWHERE
+    ]
+    assert untested == [], (
+        f"no tests/<path>/test_<module>.py and no entry in TESTED_ELSEWHERE: {untested}"
+    )
+
+
+def test_each_listed_module_is_really_tested_where_the_list_says_and_the_list_is_not_stale():
+    modules = set(course_modules())
+    for module, (test_file, why) in TESTED_ELSEWHERE.items():
+        assert module in modules, f"{module} is listed but does not exist"
+        assert not mirrored_test(module).is_file(), (
+            f"{module} has its mirrored test now: drop it from the list"
+        )
+        assert why.strip()
+        text = (ROOT / test_file).read_text(encoding="utf-8")
+        dotted = module[: -len(".py")].replace("/", ".")
+        tree = ast.parse((ROOT / module).read_text(encoding="utf-8"))
+        public = [
+            elt.value
+            for node in tree.body
+            if isinstance(node, ast.Assign)
+            and any(getattr(t, "id", "") == "__all__" for t in node.targets)
+            for elt in getattr(node.value, "elts", [])
+            if isinstance(elt, ast.Constant)
+        ]
+        names = [dotted, Path(module).stem.lstrip("_"), *public]
+        assert any(name in text for name in names), f"{test_file} names nothing of {module}"
+
+
+def test_the_mirrored_count():
+    modules = course_modules()
+    mirrored = [m for m in modules if mirrored_test(m).is_file()]
+    # the figure the closing note quotes; it only grows
+    assert len(mirrored) + len(TESTED_ELSEWHERE) == len(modules)

@@ -1,4 +1,4 @@
-"""An instructor's week with ``python -m coursetools grade`` (issue 28): nothing is lost, and every
+"""An instructor's week with ``python -m coursetools grade``: nothing is lost, and every
 newcomer's mistake gets a one-line answer.
 
 The grader itself is replaced by a stand-in (:func:`_fake_grade_class`) that returns results
@@ -98,7 +98,7 @@ def test_grading_a_second_class_keeps_the_first_class_pages_and_rows(tmp_path, m
     assert rows == {("ada", "pilot"), ("bob", "pilot")}
     details = json.loads((out / "grades.json").read_text())
     assert sorted(r["student"] for r in details) == ["ada", "bob"]
-    # the class page (issue 33) counts both classes: every row of the details file
+    # the class page counts both classes: every row of the details file
     page = (out / "class.html").read_text()
     assert "2 of 2 handed in" in re.sub(r"<[^>]+>", " ", page)
 

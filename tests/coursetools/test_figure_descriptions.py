@@ -1,4 +1,4 @@
-"""A figure's alt text is its author's description, in the book and on the feedback pages (issue 41)."""
+"""A figure's alt text is its author's description, in the book and on the feedback pages."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A student's answers are never overwritten (issue 28 items 2, 10, 11).
+"""A student's answers are never overwritten.
 
 ``make release`` keeps (and names) a release file someone changed since it wrote it, unless
 ``FORCE=1``; ``make student-lab`` works in a copy of the release (``work/``) that no course

@@ -1,4 +1,4 @@
-"""The library-wide contract of issue 9, checked for every name in ``dplib.__all__``.
+"""The library-wide contract, checked for every name in ``dplib.__all__``.
 
 Every public function (and estimator: construction plus ``fit``) either
 
@@ -20,7 +20,7 @@ allocation is a reported breach, not a stuck or swapping test run. Hypothesis is
 and database-free: CI sees the same examples on every run.
 
 It is a ratchet: ``tests/support/contract_gaps.py`` lists the names that break the contract today
-(the work left for issue 9). A name not listed must keep the contract, and a listed name must
+(the work left). A name not listed must keep the contract, and a listed name must
 still break it (when it is fixed, delete its entry: the list only shrinks).
 
 ``python tests/dplib/test_contract.py [name ...]`` surveys the fixed hostile values exhaustively and
@@ -70,7 +70,7 @@ _CANARY_X = _rng.uniform(0.0, 1.0, size=(8, 2))
 _CANARY_Y = np.array([0, 1] * 4)
 _PARAMS = [np.full((2, 2), 0.1), np.zeros(2)]  # one linear layer: W (2x2), b (2)
 _GRADS = np.array([[3.0, 4.0], [0.3, 0.4], [0.0, 0.0]])
-_USERS = np.array([1, 1, 2, 3, 3, 3])  # a table with several rows per user (issue 40)
+_USERS = np.array([1, 1, 2, 3, 3, 3])  # a table with several rows per user
 _KEYS = np.array(["a", "b", "a", "a", "b", "c"])
 _ROWS = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
 
@@ -220,7 +220,7 @@ BASELINES: dict[str, Baseline] = {
     ),
     "shuffle_epsilon_closed_form": call(1.0, 10_000, 1e-6),
     "shuffle_epsilon_numerical": call(1.0, 10_000, 1e-6),
-    # many rows per user, keys nobody listed, several quantiles, adaptive budgets (issue 40)
+    # many rows per user, keys nobody listed, several quantiles, adaptive budgets
     "bound_contributions": call(_USERS, _KEYS, _ROWS, max_partitions=1, max_rows=1, rng=0),
     "contribution_sensitivity": call(2, 3, 1.5),
     "private_count_by_key": call(_USERS, _KEYS, ["a", "b"], 1.0, max_partitions=2, rng=0),
@@ -256,7 +256,7 @@ HOSTILE: list[Any] = [
     -1e308,
     2**70,
     -(2**70),
-    10**400,  # beyond a double: float() raises OverflowError (issue 49, 63 places)
+    10**400,  # beyond a double: float() raises OverflowError (63 places once did)
     -(10**400),
     10**9,
     "5",

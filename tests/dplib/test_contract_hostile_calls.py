@@ -1,4 +1,4 @@
-"""The 33 hostile calls of issue 27, each under the library contract of ``tests/dplib/test_contract.py``.
+"""33 hostile calls a review made, each under the library contract of ``tests/dplib/test_contract.py``.
 
 Each call either returns a finite, right answer or raises a ``ValueError``/``TypeError`` whose
 message names the hostile argument, within :data:`hostile.TIME_LIMIT` seconds and

@@ -1,4 +1,4 @@
-"""Empty data is data: every release answers 0 records as it answers 1 (issue 38).
+"""Empty data is data: every release answers 0 records as it answers 1.
 
 Under add/remove neighbours the empty dataset and a dataset of one record are neighbours. A
 release that raises on the first and answers the second tells them apart with certainty (an
@@ -44,7 +44,7 @@ def _sgd(rows):
 
 #: name -> (release on 0 records, release on 1 record).
 ZERO_AND_ONE = {
-    # issue 40 (select_partitions: whether key 7 is released, a bool of one shape)
+    # (select_partitions: whether key 7 is released, a bool of one shape)
     "private_count_by_key": (
         lambda: dplib.private_count_by_key([], [], ["a", "b"], EPS, rng=0),
         lambda: dplib.private_count_by_key([1], ["a"], ["a", "b"], EPS, rng=0),
@@ -232,7 +232,7 @@ def test_every_release_is_run_on_zero_and_one_records():
     missing = found - set(ZERO_AND_ONE)
     assert not missing, f"{sorted(missing)}: add their 0-record and 1-record calls to ZERO_AND_ONE"
     assert set(ZERO_AND_ONE) <= found, "stale entries"
-    # the releases named in issue 38 are among them
+    # the releases a review named are among them
     assert {"mwem", "DPNaiveBayes", "DPSGDClassifier"} <= found
 
 

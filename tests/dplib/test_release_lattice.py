@@ -18,7 +18,7 @@ on both neighbours and asserts that every one of them lies on the declared set; 
 textbook samplers (:func:`test_the_lattice_check_catches_the_textbook_samplers`), for which the
 distinguisher of :mod:`tests.test_query_privacy` (exact, sampler-independent) finds a large share
 of outputs impossible on the neighbour. The black-box audits at the end check that the five
-releases of issue 27 keep their epsilon under the neighbouring relation their docstrings state
+releases a review named keep their epsilon under the neighbouring relation their docstrings state
 (Clopper-Pearson bounds, failure probability 1e-9 each, :func:`dplib.testing.assert_dp`).
 """
 
@@ -105,7 +105,7 @@ _MEAN_STEP = math.ldexp(1.0, queries.grid_exponent(0.5, EPS))
 #: gaussian_mechanism's default grid for one value (sensitivity 1, (1, 1e-5)): public parameters.
 _GAUSS_STEP = _gaussian_plan(1.0, EPS, 1e-5, 1)[0]
 
-#: issue 49's float attack on smooth_median: replace-one neighbours, 9 replaced by 0.5 (median 3.5
+#: the float attack on smooth_median: replace-one neighbours, 9 replaced by 0.5 (median 3.5
 #: against 3), lower 0 and upper 10: the grid step 2**(floor(log2 10) - 20) = 2**-17
 _SMOOTH_D = [1.0, 2.0, 3.0, 3.5, 4.0, 6.0, 9.0]
 _SMOOTH_NEIGHBOUR = [1.0, 2.0, 3.0, 3.5, 4.0, 6.0, 0.5]
@@ -114,7 +114,7 @@ _SMOOTH_STEP = 2.0**-17
 #: name -> (output on D, output on its neighbour D', is each entry on the fixed set?). Add/remove
 #: neighbours unless the release's default relation is replace-one (private_mean).
 LATTICES = {
-    # issue 40: per-key counts (integers), per-key sums (the grid of private_sum for the span 1
+    # per-key counts (integers), per-key sums (the grid of private_sum for the span 1
     # and epsilon / (m r) = EPS), a cap (an integer of 1..5), the kept keys (among the input's),
     # quantiles (grid points); private_variance is post-processing of lattice statistics
     # (tests/dplib/queries/test_quantiles.py::test_variance_releases_only_lattice_statistics)
@@ -185,7 +185,7 @@ LATTICES = {
         ),
         _grid(2.0**-20),
     ),
-    # issue 49: the smooth-sensitivity median on the grid 2**-17 of [0, 10], the audit's tables
+    # the smooth-sensitivity median on the grid 2**-17 of [0, 10], the audit's tables
     "smooth_median": (
         lambda g: _flat(dplib.smooth_median(_SMOOTH_D, 0, 10, EPS, 1e-6, rng=g)),
         lambda g: _flat(dplib.smooth_median(_SMOOTH_NEIGHBOUR, 0, 10, EPS, 1e-6, rng=g)),
@@ -215,7 +215,7 @@ LATTICES = {
         lambda g: _flat(dplib.discrete_gaussian_mechanism(1, 1, EPS, 1e-5, rng=g)),
         _integers,
     ),
-    "gaussian_mechanism": (  # default: discrete Gaussian on the grid (issue 38)
+    "gaussian_mechanism": (  # default: discrete Gaussian on the grid
         lambda g: _flat(dplib.gaussian_mechanism(0.0, 1.0, EPS, 1e-5, rng=g)),
         lambda g: _flat(dplib.gaussian_mechanism(1.0, 1.0, EPS, 1e-5, rng=g)),
         _grid(_GAUSS_STEP),
@@ -297,7 +297,7 @@ def _draws(release, seed: int, n: int = N_DRAWS) -> np.ndarray:
 
 def test_every_release_is_checked():
     found = set(discovered_releases())
-    # the discovery is not vacuous: the releases named in issue 27 are among those it finds
+    # the discovery is not vacuous: the releases a review named are among those it finds
     assert {"hierarchical_histogram", "privtree_histogram", "mwem", "private_sum"} <= found
     unchecked = found - set(LATTICES) - set(TEXTBOOK_FOR_TEACHING)
     assert not unchecked, (
@@ -323,7 +323,7 @@ def test_outputs_of_both_neighbours_lie_on_one_fixed_lattice(name, rng_seed):
 
 # --------------------------------------------------------------------------- the check has teeth
 
-#: The textbook variants of the four count releases of issue 27, on counts 0 and 1 (one person
+#: The textbook variants of the four count releases a review named, on counts 0 and 1 (one person
 #: added): the released root / cell / block on the dataset with 0.
 TEXTBOOK_VARIANTS = {
     "hierarchical_histogram": lambda c, g: dplib.hierarchical_histogram(
@@ -362,7 +362,7 @@ def test_the_lattice_check_catches_the_textbook_samplers(name, rng_seed):
     # |z| < 1/2 with probability >= 1 - e^-1/4 = 0.22; a double in [2**-k-1, 2**-k), k >= 1, is
     # a multiple of 2**-53 for a share 2**-k <= 1/2 of them, so (low bits equidistributed, as
     # Mironov 2012 observes) each output is caught with probability >= 0.11 (measured: 14 %, 14 %,
-    # 27 %, 13 %; issue 27 measured 19.8 / 27.0 / 47.7 / 32.3 % at its own scales). Hoeffding
+    # 27 %, 13 %; a review measured 19.8 / 27.0 / 47.7 / 32.3 % at its own scales). Hoeffding
     # over 4000 outputs: P(share < 0.05) <= exp(-8000 * 0.06**2) = 3e-13.
     outputs = _outputs(TEXTBOOK_VARIANTS[name], 0, rng_seed, n=4000)
     assert impossible_if_true_answer_is_one(outputs).mean() >= 0.05
@@ -384,7 +384,7 @@ def test_the_safe_defaults_leave_no_output_impossible(name, rng_seed):
 
 
 def _textbook_smooth_median(data, rng):
-    """The float release smooth_median was before issue 49: median + S*_beta / alpha * Laplace."""
+    """The float release smooth_median was before median + S*_beta / alpha * Laplace."""
     alpha, beta = dplib.smooth_laplace_parameters(EPS, 1e-6)
     scale = dplib.smooth_sensitivity_median(data, beta, 0, 10) / alpha
     return float(np.sort(data)[3] + scale * rng.laplace())
@@ -444,7 +444,7 @@ def test_mwem_releases_lattice_values(monkeypatch, rng_seed):
 
 
 def _naive_bayes_release(rows: int, seed: int):
-    # issue 38's case: 40 rows against 41 at epsilon = 1 (the float version had 4.7 % of its
+    # a review's case: 40 rows against 41 at epsilon = 1 (the float version had 4.7 % of its
     # released means impossible under the neighbour)
     X = np.linspace(0.05, 0.95, 41)[:rows, None] * np.ones((1, 2))
     y = np.arange(rows) % 2
@@ -498,7 +498,7 @@ def test_the_count_releases_keep_their_epsilon(name, rng_seed):
 
 
 def test_mwem_keeps_its_epsilon_under_add_remove(rng_seed):
-    # issue 27: the total told [3, 0, 0, 0] from [4, 0, 0, 0] with certainty (an infinite epsilon
+    # the total told [3, 0, 0, 0] from [4, 0, 0, 0] with certainty (an infinite epsilon
     # under add/remove). Audited here: the released total, and the first cell.
     def total(h, rng):
         return round(float(dplib.mwem(h, np.eye(4), EPS, 2, rng=rng).sum()))

@@ -120,7 +120,7 @@ def test_a_masked_array_with_masked_entries_is_refused():
 
 
 def test_only_numpy_bit_generators_are_accepted():
-    # the bit-generator policy of issue 49 (as_generator's Notes); the hang-or-refuse test over
+    # the bit-generator policy (as_generator's Notes); the hang-or-refuse test over
     # every public name with an rng is tests/dplib/test_contract.py's
     for bits in NUMPY_BIT_GENERATORS:
         gen = np.random.Generator(bits(1))

@@ -3,7 +3,7 @@
 numpy's ``Generator`` accepts any object with a ``capsule`` (a PyCapsule named "BitGenerator"
 holding a ``bitgen_t``: a state pointer and four function pointers) and a ``lock``; this builds
 one with ctypes whose functions return a constant word, and counts how often each is called.
-All-ones words are the adversarial input of issue 38: an MT19937 state whose first words are
+All-ones words are the adversarial input of an MT19937 state whose first words are
 0xFFFFFFFF made numpy's float ``Generator.geometric`` search loop, and so the old discrete
 samplers, run forever.
 """

@@ -38,7 +38,7 @@ def impossible_on_a_lattice_neighbour(outputs: np.ndarray, step: float) -> np.nd
     """Which outputs a neighbour whose every output is ``k * step`` (``k`` any integer, each with
     positive probability) can never produce: those off the grid ``step * Z``.
 
-    For a release that puts both neighbours on the public grid (issue 49's ``smooth_median``),
+    For a release that puts both neighbours on the public grid (``smooth_median``),
     this is the whole of the floating-point attack: an output on the grid is reachable from the
     neighbour, one off it is proof that the table is not the neighbour. ``step`` must be a power
     of two (the check ``y / step`` is then exact). A float release (the median plus a float

@@ -168,7 +168,7 @@ def test_sections_and_examples():
     assert "class=\"highlight\"" in out and "&gt;&gt;&gt;" in out
 
 
-# ------------------------------------------------------------- a page per module (issue 32)
+# ------------------------------------------------------------- a page per module
 
 
 def test_a_page_per_module_in_course_order_each_name_once_with_its_chapter():

@@ -378,7 +378,7 @@ def _read_fragment(fragment: str) -> _Page:
     return page
 
 
-# ------------------------------------------------------------------- issue 32: reader features
+# ------------------------------------------------------------------- reader features
 
 
 def test_the_chapter_comes_before_the_menu_and_wide_content_scrolls_in_its_own_box(pages):

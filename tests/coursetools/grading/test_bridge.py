@@ -252,7 +252,7 @@ def test_the_kernel_side_server_reports_exception_classes_never_messages():
     assert "secrets" not in server.last
 
 
-# ------------------------------------------------ issue 26: what a message can expand into
+# ------------------------------------------------ what a message can expand into
 
 
 def test_a_flood_of_containers_is_refused_before_it_is_parsed():

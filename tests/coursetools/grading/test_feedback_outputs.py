@@ -2,7 +2,7 @@
 
 They come from a second, ungraded *display run* with no hidden test in it: a student whose
 answer records what it is called with, and a later cell that prints the record, must show only
-what the visible tests passed in (issue 16). Every output is bounded and inert
+what the visible tests passed in. Every output is bounded and inert
 (:mod:`coursetools.grading.sandboxed.outputs`): text capped and escaped, figures kept only as real PNG/JPEG bytes,
 nothing that can run or load anything.
 """
@@ -249,7 +249,7 @@ def _display(source, release, nb):
 
 def test_a_cell_whose_last_outputs_come_late_is_not_said_to_have_lost_any():
     """The kernel's IOPub thread is held for 4 s after a cell (as on a machine at load 15): the
-    cell's "idle" comes late, and nothing was cut, so no page may say "output lost" (issue 28)."""
+    cell's "idle" comes late, and nothing was cut, so no page may say "output lost"."""
     source, release = _pilot()
     nb = fill_answers(copy.deepcopy(release))
     hold = "import time\nget_ipython().kernel.iopub_thread.schedule(lambda: time.sleep(4))\n"

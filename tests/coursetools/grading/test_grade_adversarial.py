@@ -1,4 +1,4 @@
-"""Adversarial grading, second round (issue 26): one submission never harms the grader, and the
+"""Adversarial grading, second round: one submission never harms the grader, and the
 feedback holds only the grader's and the instructor's words.
 
 Each case is a hostile submission graded through the real pipeline (sandboxed kernel, trusted

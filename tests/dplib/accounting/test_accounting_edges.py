@@ -1,4 +1,4 @@
-"""Hostile inputs for dplib.accounting and dplib.dpsgd (issue 9): every call either returns
+"""Hostile inputs for dplib.accounting and dplib.dpsgd: every call either returns
 finite values or raises ValueError/TypeError naming the argument, within a time limit."""
 
 import math

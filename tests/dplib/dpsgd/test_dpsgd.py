@@ -232,7 +232,7 @@ def test_poisson_sample_edge_cases_and_errors():
     np.testing.assert_array_equal(poisson_sample(50, 0.5, rng=7), poisson_sample(50, 0.5, rng=7))
     with pytest.raises(ValueError, match=r"sampling_rate must be in \(0, 1\], got 0"):
         poisson_sample(5, 0)
-    # 0 examples: an empty batch (under add/remove the empty dataset is answered, issue 38)
+    # 0 examples: an empty batch (under add/remove the empty dataset is answered)
     assert poisson_sample(0, 0.5, rng=0).shape == (0,)
     with pytest.raises(ValueError, match="n must be an integer >= 0"):
         poisson_sample(-1, 0.5)
@@ -276,7 +276,7 @@ def test_spends_exactly_the_target_epsilon(accountant):
 
 
 def test_expected_n_fixes_q_and_steps_in_advance():
-    # issue 27: q = B/n and T = round(E n / B) read the private n, so a run on D and on D minus
+    # q = B/n and T = round(E n / B) read the private n, so a run on D and on D minus
     # one example differ in q and T (n is public by default, and the docs say so). With
     # expected_n = N both are B/N and round(E N / B) on any data: what the accountant certifies
     # (dpsgd_epsilon(q, sigma, T, delta)) no longer depends on n, so it holds for add/remove.

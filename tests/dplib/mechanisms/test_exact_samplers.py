@@ -7,9 +7,9 @@ implement the same algorithms. The laws are checked against closed forms (Algori
 false-failure probability of at most 1e-9 each, with fixed seeds.
 
 The crafted generator (tests/support/crafted_bits.py, every word all ones) is the input that made the
-old float samplers loop forever (issue 38); each sampler and each release built on them must
+old float samplers loop forever; each sampler and each release built on them must
 return under it, and must draw no float uniform at all; a public release refuses it before any
-draw (the bit-generator policy of issue 49, ``dplib._validation.as_generator``).
+draw (the bit-generator policy of ``dplib._validation.as_generator``).
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ _CHILD = textwrap.dedent(
 
 
 def test_every_sampler_returns_under_an_all_ones_generator():
-    # The old samplers (numpy's float Generator.geometric) never returned here: issue 38 found
+    # The old samplers (numpy's float Generator.geometric) never returned here: a review found
     # sample_discrete_laplace(2.0), discrete_laplace_mechanism(5, 1, 0.5), hierarchical_histogram
     # and sample_discrete_gaussian(1.5) running forever. 120 s is ample: each call takes
     # milliseconds (the generator calls back into Python for every word).
@@ -125,7 +125,7 @@ def test_every_sampler_returns_under_an_all_ones_generator():
             r["label"].endswith(")") and "_of_float(" in r["label"]
         ):  # the exact samplers: they return
             assert r["refused"] is None, r
-        else:  # a public release refuses the hand-made bit generator before any draw (issue 49)
+        else:  # a public release refuses the hand-made bit generator before any draw
             assert (
                 r["refused"] is not None and "rng must be a numpy.random.Generator" in r["refused"]
             ), r
@@ -523,7 +523,7 @@ def test_small_calls_follow_the_law():
     assert _binomial_ok(int((y < 0).sum()), n, float(w[k < 0].sum()))
 
 
-# --------------------------------------------------------------------------- large sigma (issue 49)
+# --------------------------------------------------------------------------- large sigma
 
 
 def _blocks(sigma, n, rng):

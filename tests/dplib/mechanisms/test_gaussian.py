@@ -396,7 +396,7 @@ def _literal(message: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# The safe default: discrete Gaussian on a grid (issue 38)
+# The safe default: discrete Gaussian on a grid
 # ---------------------------------------------------------------------------------------------
 
 

@@ -189,7 +189,7 @@ def test_hostile_argument(func: Any, kwargs: dict[str, Any], arg: str, value: An
 
 
 # --------------------------------------------------------------------------- the issue's calls
-# Each call below is quoted from issue 9, where the audit measured a hang, a wrong exception
+# Each call below is one where an audit measured a hang, a wrong exception
 # type, a silent NaN/inf or a message naming solver internals. Reference values were computed
 # with mpmath at 60 significant digits (mp.mp.dps = 60) from the textbook formulas, with no
 # rearrangement: p = e^eps / (1 + e^eps), Var = pi (1 - pi) / n + p (1 - p) / (n (2p - 1)^2)

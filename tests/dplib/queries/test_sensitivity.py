@@ -74,7 +74,7 @@ def test_bad_input_refused(queries, neighbouring, exc, match):
 
 
 def test_replace_refuses_a_workload_too_large_to_compare_every_pair():
-    # issue 27: 1 x 65536 and 64 x 65536 hung inside the old cap (d <= 65536, d * d * m work).
+    # 1 x 65536 and 64 x 65536 hung inside the old cap (d <= 65536, d * d * m work).
     # The cap is now on the work of the cheaper exact method: 64 x 65536 is refused at once ...
     with pytest.raises(ValueError, match=r"queries is too large for neighbouring='replace'"):
         linear_query_sensitivity(np.zeros((64, 65_536)), "replace")

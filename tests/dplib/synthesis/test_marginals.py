@@ -98,7 +98,7 @@ def test_bad_input():
         measure_marginals(rec, DOMAIN, [(0, 5)], 1.0, rng=0)
     with pytest.raises(ValueError):
         measure_marginals(rec + 10, DOMAIN, [(0, 1)], 1.0, rng=0)
-    # 0 people is data (issue 38): answered with noise only, not refused
+    # 0 people is data: answered with noise only, not refused
     empty = measure_marginals(np.zeros((0, 3)), DOMAIN, [(0, 1)], 1.0, rng=0)
     assert empty[(0, 1)].shape == (DOMAIN[0], DOMAIN[1])
     with pytest.raises(ValueError):

@@ -60,7 +60,7 @@ def test_output_is_a_nonnegative_histogram_summing_to_n():
 
 
 def test_add_remove_total_is_noisy_and_replace_total_is_exact():
-    # issue 27: the table summed to the exact n (3 on [3, 0, 0, 0], 4 after adding one person)
+    # the table summed to the exact n (3 on [3, 0, 0, 0], 4 after adding one person)
     # in 200 of 200 runs, telling add/remove neighbours apart with certainty. Now the total is
     # n + Z, Z discrete Laplace of scale 1 / (0.1 * 2) = 5 (count_fraction 0.1 of epsilon 2):
     # P(Z = 0) = tanh(1/10) = 0.0997 (Inusah & Kozubowski 2006), so among 400 runs the exact n
@@ -213,7 +213,7 @@ def test_flags_must_be_bools(name):
         mwem(**GOOD, **{name: 1})
 
 
-# --------------------------------------------------------------------------- large totals (issue 38)
+# --------------------------------------------------------------------------- large totals
 
 
 def _one_round_first_cell(n: float) -> float:

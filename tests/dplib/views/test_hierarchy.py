@@ -254,7 +254,7 @@ def test_hierarchical_histogram_refuses_counts_whose_sums_overflow():
 
 @pytest.mark.parametrize("bad", [[-1.0, 2.0], [-1e308, -1e308, 0.0, 0.0]])
 def test_hierarchical_histogram_refuses_negative_counts(bad):
-    # issue 27: negative counts were accepted (counts of people are >= 0)
+    # negative counts were accepted (counts of people are >= 0)
     for mechanism in ("discrete_laplace", "laplace"):
         with pytest.raises(ValueError, match=r"counts must be counts of people, >= 0"):
             hierarchical_histogram(bad, 1.0, mechanism=mechanism, rng=0)

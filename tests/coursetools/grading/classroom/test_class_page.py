@@ -1,4 +1,4 @@
-"""The instructor's class page (issue 33, item 3): what a Monday morning needs, counted right.
+"""The instructor's class page: what a Monday morning needs, counted right.
 
 Every figure the page shows is checked against results built here by hand: the score
 distribution, each exercise's share of students with full marks and its most frequent failing

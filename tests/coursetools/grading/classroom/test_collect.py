@@ -493,7 +493,7 @@ def test_exchange_files_of_the_wrong_kind_or_shape_are_ignored_not_followed(
     assert job.exchange == {}  # but nothing is taken from those files
 
 
-# ------------------------------------------------------ issue 26: a notebook's shape is capped too
+# ------------------------------------------------------ a notebook's shape is capped too
 
 from coursetools.grading.classroom import collect as collect_module  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""The formgrader guard against links a student writes for the instructor (issue 36), fast.
+"""The formgrader guard against links a student writes for the instructor, fast.
 
 The Chromium tests (``tests/browser/test_formgrader_links.py``) open the links; these check the
 parts: nbgrader's templates render every value outside their inline scripts, the policy comes

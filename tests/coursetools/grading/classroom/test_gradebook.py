@@ -308,7 +308,7 @@ def test_the_class_page_takes_the_roster_waiting_answers_and_attempts_from_nbgra
     assert "written answers waiting in the formgrader: 1" in text()
 
 
-# ------------------------------------------------------------- grades out to the LMS (issue 33)
+# ------------------------------------------------------------- grades out to the LMS
 
 
 def _lms_setup(tmp_path):

@@ -1,4 +1,4 @@
-"""nbgrader's own ``autograde`` and ``generate_feedback`` grade with the trusted grader (issue 29).
+"""nbgrader's own ``autograde`` and ``generate_feedback`` grade with the trusted grader.
 
 Two copies of the pilot course (tests/support/pilot_course.py) get the same handed-in class in nbgrader's
 submitted directory: the regular students of examples/make_class.py (ada_full 7/7, bob_partial

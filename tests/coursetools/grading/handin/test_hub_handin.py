@@ -1,4 +1,4 @@
-"""Feedback at hand-in on JupyterHub (issue 33): no instructor step between submit and feedback.
+"""Feedback at hand-in on JupyterHub: no instructor step between submit and feedback.
 
 ``deploy/jupyterhub_config.py`` starts the hand-in service as a managed service. The instructor
 releases the pilot; then, with nobody grading by hand:

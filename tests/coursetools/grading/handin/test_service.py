@@ -1,4 +1,4 @@
-"""Feedback at hand-in (issue 33, items 1-2): the service's rules, its queue, and real grading.
+"""Feedback at hand-in: the service's rules, its queue, and real grading.
 
 The queue and the policy are tested with a clock the test moves; the service with a fake
 exchange (folders made as nbgrader's ``submit`` makes them: the notebook, ``timestamp.txt``,
@@ -437,7 +437,7 @@ def test_a_recording_failure_is_retried_and_then_failed_never_looped(tmp_path):
     assert [(r.state, r.tries) for r in service.queue.rows()] == [("failed", 3)]
 
 
-# ---------------------------------------------------------------- a hostile class (issue 36)
+# ---------------------------------------------------------------- a hostile class
 
 
 def test_a_folder_name_that_is_not_utf8_or_odd_is_refused_with_a_row_and_the_round_goes_on(tmp_path):

@@ -1,4 +1,4 @@
-"""Limits in the submission's own CPU time: load cannot cost a correct answer points (issue 36).
+"""Limits in the submission's own CPU time: load cannot cost a correct answer points.
 
 Unit tests of :mod:`coursetools.grading.sandboxed.budget` with a meter the test drives, then the
 real grader: a correct notebook whose kernel gets a quarter of a core (the control group's quota

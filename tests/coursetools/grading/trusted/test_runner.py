@@ -228,7 +228,7 @@ def test_handles_of_instances_and_methods_are_named_like_the_code_that_made_them
     assert "Budget(...).spend raised KeyError" in result["message"], result
 
 
-# ------------------------------------------- issue 26: no text the kernel chose reaches feedback
+# ------------------------------------------- no text the kernel chose reaches feedback
 
 CANARY = "HIDDEN:g0.1,2000,1;x" + "Q7"  # what a student would smuggle out of a hidden test
 

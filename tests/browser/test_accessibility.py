@@ -1,5 +1,5 @@
 """Every page the course renders meets WCAG 2.1 A and AA by axe-core, light and dark, desktop and
-phone (issue 41), and the keyboard reaches what scrolls.
+phone, and the keyboard reaches what scrolls.
 
 Pages: every page of the book (chapters, search, API pages, guides), a feedback page with the
 maths-heaviest notebook's prose, one with a student's outputs and a figure (``--with-outputs``),

@@ -1,4 +1,4 @@
-"""The whole book as a reader's Chromium shows it (issue 32): search, download, phone, print, dark.
+"""The whole book as a reader's Chromium shows it: search, download, phone, print, dark.
 
 The real course (``solutions/``) is built into a temporary folder (executed chapters come from
 the book's cache, ``build/book/cache``, when nothing they depend on changed) and its pages are opened

@@ -1,4 +1,4 @@
-"""The instructor's class page in Chromium (issue 33): figures drawn, no script, nothing blocked.
+"""The instructor's class page in Chromium: figures drawn, no script, nothing blocked.
 
 The page is written for the example class's results as ``make course`` grades them (built here
 from hand-made results, so the test needs no grading run), with a hostile student name and a

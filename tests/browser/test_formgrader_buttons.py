@@ -1,4 +1,4 @@
-"""The formgrader's Autograde and Generate Feedback buttons grade with the trusted grader (issue 29).
+"""The formgrader's Autograde and Generate Feedback buttons grade with the trusted grader.
 
 Three submissions sit in the course's submitted directory as nbgrader's collect leaves them (the
 notebook, its timestamp and secret): ada_full (every answer right) and two attacks on a grader

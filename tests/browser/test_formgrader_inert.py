@@ -1,4 +1,4 @@
-"""A student's markup never runs in the instructor's formgrader (issue 26).
+"""A student's markup never runs in the instructor's formgrader.
 
 The formgrader renders a submission in the instructor's Jupyter origin, where a script could read
 ``/api/contents/solutions/...`` (every hidden test) or write files. Each payload below tries to

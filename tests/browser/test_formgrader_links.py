@@ -1,4 +1,4 @@
-"""A link in a student's answer never runs script in the instructor's formgrader (issue 36).
+"""A link in a student's answer never runs script in the instructor's formgrader.
 
 nbgrader's formgrader templates copy ids from the URL into inline scripts and markup unescaped
 (``var assignment_id = "{{ assignment_id }}";``), its JSON handlers answer as ``text/html`` and

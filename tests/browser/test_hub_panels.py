@@ -1,5 +1,5 @@
 """JupyterLab under the hub in Chromium: the instructor's formgrader panel renders, students see no
-instructor menu items (issue 28, items 4 and 5).
+instructor menu items.
 
 JupyterHub 5's single-user servers send ``frame-ancestors 'none'``, so JupyterLab could not frame
 the formgrader (a blank panel, "refused to connect"); the instructor's server loads

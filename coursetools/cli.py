@@ -37,9 +37,11 @@ def report(
     """The terminal's account of a run: what was not graded first, the table, the problems."""
     text = ""
     if warnings:  # a misspelt folder: the first thing the instructor sees
-        text += "Not graded, check these first:\n" + "".join(
-            f"  {rendering.printable(w)}\n" for w in warnings
-        ) + "\n"
+        text += (
+            "Not graded, check these first:\n"
+            + "".join(f"  {rendering.printable(w)}\n" for w in warnings)
+            + "\n"
+        )
     modes = sorted({graded_sandbox_mode(r) for r in results} - {"?"})
     text += feedback.summary_table(results) + "\n" + feedback.problem_report(results)
     text += f"\nsandbox: {', '.join(modes) or 'none used'}"
@@ -48,7 +50,10 @@ def report(
     offs = sorted({o for r in results for o in r.get("sandbox_off", ())})
     for off in offs:
         text += f"\n  WARNING, weaker than bwrap: {off}"
-    remedies = {feedback.sandbox_remedy(graded_sandbox_mode(r), str(r.get("sandbox_why", ""))) for r in results}
+    remedies = {
+        feedback.sandbox_remedy(graded_sandbox_mode(r), str(r.get("sandbox_why", "")))
+        for r in results
+    }
     for remedy in sorted(remedies - {""}):
         text += f"\n  {remedy}"
     if unchanged:
@@ -134,7 +139,9 @@ def validate(source_root: Path, workers: int | None = None) -> list[str]:
     for name in find_assignments(source_root):
         folder = Path(source_root) / name
         target = staging / name
-        shutil.copytree(folder, target, ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints"))
+        shutil.copytree(
+            folder, target, ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints")
+        )
         filled = generator.student_notebooks(folder / f"{name}.ipynb")["ada_full"]
         (target / f"{name}.ipynb").write_bytes(filled)
         notebooks.append(str(target / f"{name}.ipynb"))
@@ -174,7 +181,9 @@ def cmd_grade(args) -> int:
     grades = Path(args.grades)
     try:
         jobs, warnings = collect_jobs(
-            args.submissions, args.source, pipeline.options_from(args, Path(args.submissions), grades.parent)
+            args.submissions,
+            args.source,
+            pipeline.options_from(args, Path(args.submissions), grades.parent),
         )
     except SubmissionsNotFound as exc:
         print(str(exc), file=sys.stderr)
@@ -190,11 +199,14 @@ def cmd_grade(args) -> int:
         return 1
     start = time.monotonic()
     outputs = pipeline.Outputs(
-        grades, Path(args.feedback) if args.feedback else None, gradebook=args.gradebook,
+        grades,
+        Path(args.feedback) if args.feedback else None,
+        gradebook=args.gradebook,
         nbgrader_config=args.nbgrader_config,
     )
-    done = pipeline.run(jobs, outputs, regrade_all=args.regrade_all, workers=args.workers,
-                        scheduler=args.scheduler)
+    done = pipeline.run(
+        jobs, outputs, regrade_all=args.regrade_all, workers=args.workers, scheduler=args.scheduler
+    )
     print(report(done.results, grades, outputs.pages, warnings, unchanged=len(done.reused)))
     recorded = done.recorded
     for line in recorded.gradebook_trouble:
@@ -238,7 +250,9 @@ def cmd_course(args) -> int:
     if args.nbgrader_validate:
         print("== 1b. nbgrader Validator on every solution notebook")
         failures = validate(source, args.workers)
-    print("== 2. example class, generated from the notebooks (coursetools/authoring/example_class.py)")
+    print(
+        "== 2. example class, generated from the notebooks (coursetools/authoring/example_class.py)"
+    )
     klass = paths.BUILD / "example-class"
     if klass.exists():
         shutil.rmtree(klass)
@@ -247,11 +261,15 @@ def cmd_course(args) -> int:
     print("== 3. execute and validate every solution notebook (ada_full) and grade the class")
     # Its own place: the example class never mixes with a real class's rows and pages.
     grades, feedback_dir = EXAMPLE_GRADES / "grades.csv", EXAMPLE_GRADES / "feedback"
-    options = dataclasses.replace(pipeline.options_from(args, klass), hide=pipeline.hide_list(klass))
+    options = dataclasses.replace(
+        pipeline.options_from(args, klass), hide=pipeline.hide_list(klass)
+    )
     jobs, warnings = collect_jobs(klass, source, options)
     outputs = pipeline.Outputs(grades, feedback_dir, class_title="Example class")
     # the plan off: the example class is made anew each time, every submission is graded
-    done = pipeline.run(jobs, outputs, regrade_all=True, workers=args.workers, scheduler=args.scheduler)
+    done = pipeline.run(
+        jobs, outputs, regrade_all=True, workers=args.workers, scheduler=args.scheduler
+    )
     results = done.results
     print(report(results, grades, feedback_dir, warnings))
     print(f"class page: {done.recorded.class_page}")
@@ -280,6 +298,24 @@ def cmd_course(args) -> int:
 
 
 # ---------------------------------------------------------------------------------------- parser
+
+
+def _add_gradebook_arguments(p: argparse.ArgumentParser, *, record: bool = True) -> None:
+    """``--nbgrader-config`` (where the gradebook is) and, for a command that grades,
+    ``--gradebook`` (record what it grades there): one declaration for every command."""
+    if record:
+        p.add_argument(
+            "--gradebook",
+            action=argparse.BooleanOptionalAction,
+            default=True,
+            help="also record the grades in nbgrader's gradebook for the formgrader (default: on)",
+        )
+    p.add_argument(
+        "--nbgrader-config",
+        type=Path,
+        default=paths.NBGRADER_CONFIG,
+        help="the course directory's nbgrader_config.py (where the gradebook is)",
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -312,18 +348,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--grades", type=Path, default=paths.BUILD / "grades.csv")
     p.add_argument("--feedback", type=Path, default=None, help="default: feedback/ beside GRADES")
     p.add_argument("--source", type=Path, default=paths.SOLUTIONS)
-    p.add_argument(
-        "--gradebook",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="also record the grades in nbgrader's gradebook for the formgrader (default: on)",
-    )
-    p.add_argument(
-        "--nbgrader-config",
-        type=Path,
-        default=paths.NBGRADER_CONFIG,
-        help="the course directory's nbgrader_config.py (where the gradebook is)",
-    )
+    _add_gradebook_arguments(p)
     p.add_argument(
         "--regrade-all",
         action="store_true",
@@ -348,13 +373,21 @@ def main(argv: list[str] | None = None) -> int:
         help="the hand-in service: grade each submission as it arrives in nbgrader's exchange",
     )
     p.add_argument("action", choices=("serve", "once", "pause", "resume", "status"))
-    p.add_argument("--exchange", type=Path, default=None, help="default: the exchange of nbgrader_config.py")
+    p.add_argument(
+        "--exchange", type=Path, default=None, help="default: the exchange of nbgrader_config.py"
+    )
     p.add_argument("--course-id", default=None, help="default: nbgrader_config.py's course_id")
     p.add_argument("--source", type=Path, default=paths.SOLUTIONS)
-    p.add_argument("--state", type=Path, default=paths.BUILD / "handin", help="the queue (default build/handin)")
+    p.add_argument(
+        "--state",
+        type=Path,
+        default=paths.BUILD / "handin",
+        help="the queue (default build/handin)",
+    )
     p.add_argument("--settings", type=Path, default=paths.DEPLOY / "handin.toml")
-    p.add_argument("--grades", type=Path, default=paths.BUILD / "grades.csv", help="as make grade's GRADES")
-    p.add_argument("--nbgrader-config", type=Path, default=paths.NBGRADER_CONFIG)
+    p.add_argument(
+        "--grades", type=Path, default=paths.BUILD / "grades.csv", help="as make grade's GRADES"
+    )
     p.add_argument("--poll", type=float, default=2.0, help="seconds between looks at the exchange")
     p.add_argument(
         "--handin-wall",
@@ -369,12 +402,7 @@ def main(argv: list[str] | None = None) -> int:
         default=True,
         help="a submission folder must belong to the user it names (off only on a one-account demo)",
     )
-    p.add_argument(
-        "--gradebook",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="record each graded submission in nbgrader's gradebook (default: on)",
-    )
+    _add_gradebook_arguments(p)
     pipeline.add_grading_arguments(p)
     p.set_defaults(func=cmd_handin)
     p = sub.add_parser(
@@ -388,7 +416,7 @@ def main(argv: list[str] | None = None) -> int:
         default=paths.DEPLOY / "lms.toml",
         help="column mapping (TOML; default deploy/lms.toml, documented there)",
     )
-    p.add_argument("--nbgrader-config", type=Path, default=paths.NBGRADER_CONFIG)
+    _add_gradebook_arguments(p, record=False)
     p.set_defaults(func=cmd_lms_export)
     p = sub.add_parser("book", help="the course as a static site, offline: _build/html/index.html")
     p.add_argument("--source", type=Path, default=paths.SOLUTIONS)
@@ -421,12 +449,21 @@ def cmd_handin(args) -> int:
     grades = Path(args.grades)
     try:
         service_context = open_service(
-            source=Path(args.source), state=Path(args.state), grades=grades, settings=Path(args.settings),
-            options=pipeline.options_from(args), handin_wall=args.handin_wall, exchange=args.exchange,
+            source=Path(args.source),
+            state=Path(args.state),
+            grades=grades,
+            settings=Path(args.settings),
+            options=pipeline.options_from(args),
+            handin_wall=args.handin_wall,
+            exchange=args.exchange,
             course_id=args.course_id,
-            nbgrader_config=args.nbgrader_config, record_gradebook=args.gradebook,
-            check_owner=args.check_owner, workers=args.workers, scheduler=args.scheduler,
-            log=lambda line: print(line, flush=True), warn=lambda line: print(line, file=sys.stderr),
+            nbgrader_config=args.nbgrader_config,
+            record_gradebook=args.gradebook,
+            check_owner=args.check_owner,
+            workers=args.workers,
+            scheduler=args.scheduler,
+            log=lambda line: print(line, flush=True),
+            warn=lambda line: print(line, file=sys.stderr),
         )
         service = service_context.__enter__()
     except ValueError as exc:
@@ -460,9 +497,13 @@ def cmd_lms_export(args) -> int:
         return 2
     students = len({g.student_id for g in grades})
     if not grades:
-        print(f"{args.system}: {path} has no row: the gradebook has no graded submission yet (`make grade`)")
+        print(
+            f"{args.system}: {path} has no row: the gradebook has no graded submission yet (`make grade`)"
+        )
         return 0
-    print(f"{args.system}: {path} ({students} student(s); import it in the gradebook, docs/grading.md)")
+    print(
+        f"{args.system}: {path} ({students} student(s); import it in the gradebook, docs/grading.md)"
+    )
     return 0
 
 

@@ -24,7 +24,12 @@ of k peeling rounds of the exponential mechanism at epsilon / k, drawn with one 
 hidden test compares the ordered lists with the exact peeling law computed in the test. Probes:
 Gumbel noise of scale 2 Delta / eps (the help() answer, the old exercise's), Laplace and
 exponential noise, the factor 2 dropped, k rounds with replacement, the scale off by one round and
-10 % too large, the winners in index order, numpy's global generator, NaN accepted. Exercise 6
+10 % too large, the winners in index order, numpy's global generator, NaN accepted. Exercise 5
+asks, beside the median utility, for the sensitivity of the larger-side score
+-max(#{x < c}, #{x > c}) under both relations (1 and 1; help(median_utility) hands over the balance
+score's 1 and 2), judged against a brute force over every small data set computed in the test;
+probes: help()'s 1 and 2 (the old answer), the quantile score's 1/2 and 1, 2 and 2, 1/2 under
+replace-one. Exercise 6
 asks for the private median on the whole interval (Smith 2011: pieces between data points weighted
 by length), judged by Kolmogorov-Smirnov against the exact law computed in the test; probes:
 dplib's 1001-point grid (the help() answer, the old one), the factor 2 dropped, sensitivity 2,
@@ -82,7 +87,9 @@ def exponential_probabilities(scores, sensitivity, epsilon):{check}
 """
 
 
-def _topk(noise: str, check: bool = True, order: str = "np.argsort(-noisy, kind='stable')[:k]") -> str:
+def _topk(
+    noise: str, check: bool = True, order: str = "np.argsort(-noisy, kind='stable')[:k]"
+) -> str:
     validation = (
         _CHECK
         + """
@@ -124,8 +131,13 @@ def worst_case_gap(n_candidates, sensitivity, epsilon, beta):
 _LOGIT = "lambda t: math.log(t / (1.0 - t))"
 
 
-def _coin(replace: str, add_remove: str, ab: str = "1.0 + c * heads, 1.0 + c * (n - heads)",
-          c: str = "epsilon / d", check: bool = True) -> str:
+def _coin(
+    replace: str,
+    add_remove: str,
+    ab: str = "1.0 + c * heads, 1.0 + c * (n - heads)",
+    c: str = "epsilon / d",
+    check: bool = True,
+) -> str:
     validation = (
         """
     if not (0 < lower < upper < 1) or not (math.isfinite(epsilon) and epsilon > 0) or not (0 <= heads <= n):
@@ -155,8 +167,14 @@ _REP_RANGE = "logit(upper) - logit(lower)"
 _AR_RANGE = "max(math.log(upper / lower), math.log((1.0 - lower) / (1.0 - upper)))"
 
 
-def _median_utility(below: str = "<", above: str = ">", add_remove: str = "1.0", replace: str = "2.0",
-                    check: bool = True, order: str = "c") -> str:
+def _median_utility(
+    below: str = "<",
+    above: str = ">",
+    add_remove: str = "1.0",
+    replace: str = "1.0",
+    check: bool = True,
+    order: str = "c",
+) -> str:
     validation = (
         """
     if not (np.all(np.isfinite(x)) and np.all(np.isfinite(c))):
@@ -174,7 +192,7 @@ def my_median_utility(data, candidates):
     return -np.abs(b - a).astype(float)
 
 
-def my_median_utility_sensitivity(neighbouring):
+def larger_side_sensitivity(neighbouring):
     if neighbouring == "add_remove":
         return {add_remove}
     if neighbouring == "replace":
@@ -183,8 +201,13 @@ def my_median_utility_sensitivity(neighbouring):
 """
 
 
-def _median(exponent: str = "epsilon * (s - s.max()) / 2.0", weight: str = "np.log(right - left)",
-            pick: str = "rng.uniform(left[i], right[i])", keep: str = "x", check: bool = True) -> str:
+def _median(
+    exponent: str = "epsilon * (s - s.max()) / 2.0",
+    weight: str = "np.log(right - left)",
+    pick: str = "rng.uniform(left[i], right[i])",
+    keep: str = "x",
+    check: bool = True,
+) -> str:
     """Exercise 6 (the median on the whole interval) with one slip."""
     validation = (
         """
@@ -220,8 +243,13 @@ _PLAN_CHECK = """
         raise ValueError("m or epsilon")"""
 
 
-def _quantiles(add_remove: str = "max(a, 1.0 - a)", replace: str = "1.0", depth: str = "math.ceil(math.log2(m + 1))",
-               each: str = "epsilon / depth", check: bool = True) -> str:
+def _quantiles(
+    add_remove: str = "max(a, 1.0 - a)",
+    replace: str = "1.0",
+    depth: str = "math.ceil(math.log2(m + 1))",
+    each: str = "epsilon / depth",
+    check: bool = True,
+) -> str:
     """Exercise 7 (several quantiles) with one slip."""
     return f"""
 def quantile_score_sensitivity(a, neighbouring):{_Q_CHECK if check else ""}
@@ -238,11 +266,23 @@ def recursive_quantiles_plan(m, epsilon):{_PLAN_CHECK if check else ""}
 
 WRONG = {
     "exponential_probabilities": [
-        ("the factor 2 dropped (monotone exponent)", _probabilities("epsilon * (u - u.max()) / sensitivity")),
+        (
+            "the factor 2 dropped (monotone exponent)",
+            _probabilities("epsilon * (u - u.max()) / sensitivity"),
+        ),
         ("no shift: exp(1e6) overflows", _probabilities("epsilon * u / (2.0 * sensitivity)")),
-        ("shifted by the minimum: overflows at 3000", _probabilities("epsilon * (u - u.min()) / (2.0 * sensitivity)")),
-        ("NaN scores accepted", _probabilities("epsilon * (u - u.max()) / (2.0 * sensitivity)", finite=False)),
-        ("Delta / (2 eps) for eps / (2 Delta)", _probabilities("sensitivity * (u - u.max()) / (2.0 * epsilon)")),
+        (
+            "shifted by the minimum: overflows at 3000",
+            _probabilities("epsilon * (u - u.min()) / (2.0 * sensitivity)"),
+        ),
+        (
+            "NaN scores accepted",
+            _probabilities("epsilon * (u - u.max()) / (2.0 * sensitivity)", finite=False),
+        ),
+        (
+            "Delta / (2 eps) for eps / (2 Delta)",
+            _probabilities("sensitivity * (u - u.max()) / (2.0 * epsilon)"),
+        ),
         (
             "parameters checked with <= 0 only: NaN accepted",
             _probabilities(
@@ -298,15 +338,24 @@ def sample_exponential_topk(scores, k, sensitivity, epsilon, rng):
             "the k winners in index order, not in the order of the rounds",
             _topk(_GUMBEL, order="sorted(np.argsort(-noisy, kind='stable')[:k])"),
         ),
-        ("the noise scale 10 % too large", _topk("rng.gumbel(0.0, 2.2 * sensitivity * k / epsilon, u.size)")),
+        (
+            "the noise scale 10 % too large",
+            _topk("rng.gumbel(0.0, 2.2 * sensitivity * k / epsilon, u.size)"),
+        ),
     ],
     "worst_case_gap": [
         ("the bound itself", _gap("math.log(m / beta) / c")),
         ("(1 - beta) left out of the normaliser", _gap("math.log((m - 1) / beta) / c")),
         ("the factor 2 dropped", _gap("math.log((m - 1) * (1 - beta) / beta) / (2.0 * c)")),
         ("log2 for ln", _gap("math.log2((m - 1) * (1 - beta) / beta) / c")),
-        ("no checks: NaN beta accepted", _gap("math.log((m - 1) * (1 - beta) / beta) / c", check=False)),
-        ("beta only checked below 1", _gap("math.log((m - 1) * (1 - beta) / beta) / c", beta_limit="1")),
+        (
+            "no checks: NaN beta accepted",
+            _gap("math.log((m - 1) * (1 - beta) / beta) / c", check=False),
+        ),
+        (
+            "beta only checked below 1",
+            _gap("math.log((m - 1) * (1 - beta) / beta) / c", beta_limit="1"),
+        ),
         ("m for m - 1 (every candidate counted bad)", _gap("math.log(m * (1 - beta) / beta) / c")),
     ],
     "coin_beta_parameters": [
@@ -319,30 +368,71 @@ def sample_exponential_topk(scores, k, sensitivity, epsilon, rng):
         (
             "the monotone form eps / Delta where every score moves one way, eps / (2 Delta) elsewhere "
             "(the old exercise's sharper form: not the sharpest)",
-            _coin(_REPLACE, _ADD_REMOVE,
-                  c='epsilon / (d if neighbouring == "add_remove" or upper <= 0.5 or lower >= 0.5 else 2.0 * d)'),
+            _coin(
+                _REPLACE,
+                _ADD_REMOVE,
+                c='epsilon / (d if neighbouring == "add_remove" or upper <= 0.5 or lower >= 0.5 else 2.0 * d)',
+            ),
         ),
-        ("no checks: NaN and unknown relations accepted", _coin(_REP_RANGE, _AR_RANGE, check=False)),
-        ("a = c H (the +1 of the Beta forgotten)", _coin(_REP_RANGE, _AR_RANGE, ab="c * heads, c * (n - heads)")),
-        ("add/remove: only a head's range ln(upper / lower)", _coin(_REP_RANGE, "math.log(upper / lower)")),
-        ("log2 for ln", _coin("math.log2(upper / (1 - upper)) - math.log2(lower / (1 - lower))",
-                              "max(math.log2(upper / lower), math.log2((1.0 - lower) / (1.0 - upper)))")),
-        ("the range, with the factor 2 kept", _coin(_REP_RANGE, _AR_RANGE, c="epsilon / (2.0 * d)")),
-        ("the factor 2 dropped everywhere (not private under replace-one around 1/2)",
-         _coin(_REPLACE, _ADD_REMOVE, c="epsilon / d")),
+        (
+            "no checks: NaN and unknown relations accepted",
+            _coin(_REP_RANGE, _AR_RANGE, check=False),
+        ),
+        (
+            "a = c H (the +1 of the Beta forgotten)",
+            _coin(_REP_RANGE, _AR_RANGE, ab="c * heads, c * (n - heads)"),
+        ),
+        (
+            "add/remove: only a head's range ln(upper / lower)",
+            _coin(_REP_RANGE, "math.log(upper / lower)"),
+        ),
+        (
+            "log2 for ln",
+            _coin(
+                "math.log2(upper / (1 - upper)) - math.log2(lower / (1 - lower))",
+                "max(math.log2(upper / lower), math.log2((1.0 - lower) / (1.0 - upper)))",
+            ),
+        ),
+        (
+            "the range, with the factor 2 kept",
+            _coin(_REP_RANGE, _AR_RANGE, c="epsilon / (2.0 * d)"),
+        ),
+        (
+            "the factor 2 dropped everywhere (not private under replace-one around 1/2)",
+            _coin(_REPLACE, _ADD_REMOVE, c="epsilon / d"),
+        ),
     ],
     "median_utility": [
         ("<= for < (values equal to c counted below)", _median_utility(below="<=")),
         ("NaN accepted (counts for nobody)", _median_utility(check=False)),
-        ("sensitivities swapped", _median_utility(add_remove="2.0", replace="1.0")),
-        ("replace-one: 1 (each count moves by one)", _median_utility(replace="1.0")),
+        (
+            "the balance score's sensitivities 1 and 2, read in help(median_utility) (the old exercise's "
+            "answer): replace-one's 2 is valid for v, not the smallest",
+            _median_utility(replace="2.0"),
+        ),
+        (
+            "1/2 under add/remove, 1 under replace-one (the quantile score at a = 1/2, help(quantile_utility))",
+            _median_utility(add_remove="0.5"),
+        ),
         ("candidates sorted (fits the sorted visible inputs)", _median_utility(order="np.sort(c)")),
+        (
+            "2 for both: one side down and the other up, added",
+            _median_utility(add_remove="2.0", replace="2.0"),
+        ),
+        ("1/2 under replace-one (v is half the balance score)", _median_utility(replace="0.5")),
     ],
     "private_median": [
         # the i-th wrong answer here is handed in with Exercise 5's i-th (the test forgives a median
-        # built right on a wrong Exercise 5): the sensitivity 2 stays away from the swapped one (2)
-        ("no factor 2: the median utility is not monotone", _median(exponent="epsilon * (s - s.max())")),
-        ("replace-one's sensitivity 2 under add/remove", _median(exponent="epsilon * (s - s.max()) / 4.0")),
+        # built right on a wrong Exercise 5's utility: each slip there leaves the scores of the
+        # pieces' midpoints, which are no data points, unchanged, so none makes these look right)
+        (
+            "no factor 2: the median utility is not monotone",
+            _median(exponent="epsilon * (s - s.max())"),
+        ),
+        (
+            "replace-one's sensitivity 2 under add/remove",
+            _median(exponent="epsilon * (s - s.max()) / 4.0"),
+        ),
         (
             "dplib's private_median, read in help(): 1001 grid points (the old exercise's answer)",
             """
@@ -357,43 +447,69 @@ def continuous_private_median(data, lower, upper, epsilon, rng):
 """,
         ),
         ("no checks: epsilon 0 and NaN accepted", _median(check=False)),
-        ("pieces chosen by their scores only, not weighted by their lengths", _median(weight="0.0")),
+        (
+            "pieces chosen by their scores only, not weighted by their lengths",
+            _median(weight="0.0"),
+        ),
         ("values outside [lower, upper] dropped", _median(keep="x[(x >= lower) & (x <= upper)]")),
-        ("rng ignored inside the piece: numpy's global generator",
-         _median(pick="np.random.uniform(left[i], right[i])")),
+        (
+            "rng ignored inside the piece: numpy's global generator",
+            _median(pick="np.random.uniform(left[i], right[i])"),
+        ),
         ("the middle of the chosen piece, not a uniform point in it", _median(pick="mids[i]")),
     ],
     "counterexample_noisy_max": [
-        ("two candidates: the ratio is exactly e^eps = 4, not more", """
+        (
+            "two candidates: the ratio is exactly e^eps = 4, not more",
+            """
 def noisy_max_witness():
     return [1, 1], [0, 2], [(0, 1)]
-"""),
-        ("not neighbours: a score moves by 2", """
+""",
+        ),
+        (
+            "not neighbours: a score moves by 2",
+            """
 def noisy_max_witness():
     return [2, 0, 0], [0, 2, 2], [(0, 1)]
-"""),
-        ("a value only the float sampler outputs: probability 0 on both", """
+""",
+        ),
+        (
+            "a value only the float sampler outputs: probability 0 on both",
+            """
 def noisy_max_witness():
     return [1, 1, 1], [0, 2, 2], [(0, 1.5)]
-"""),
-        ("the index alone (every value of candidate 0): ratio below 4", """
+""",
+        ),
+        (
+            "the index alone (every value of candidate 0): ratio below 4",
+            """
 def noisy_max_witness():
     return [1, 1, 1], [0, 2, 2], [(0, v) for v in range(-50, 51)]
-"""),
-        ("an index the mechanism never outputs", """
+""",
+        ),
+        (
+            "an index the mechanism never outputs",
+            """
 def noisy_max_witness():
     return [1, 1, 1], [0, 2, 2], [(3, 1)]
-"""),
+""",
+        ),
     ],
     "quantiles_recursive": [
-        ("sensitivity 1 under add/remove (valid, not the sharp value)", _quantiles(add_remove="1.0")),
+        (
+            "sensitivity 1 under add/remove (valid, not the sharp value)",
+            _quantiles(add_remove="1.0"),
+        ),
         ("m rounds, one per level", _quantiles(depth="m")),
         ("floor(log2 m) rounds", _quantiles(depth="math.floor(math.log2(m))")),
         ("the whole epsilon at every round", _quantiles(each="epsilon")),
         ("epsilon / m each, as for separate releases", _quantiles(each="epsilon / m")),
         ("ceil(log2 m) rounds", _quantiles(depth="max(1, math.ceil(math.log2(m)))")),
         ("min(a, 1 - a) for the sensitivity", _quantiles(add_remove="min(a, 1.0 - a)")),
-        ("the relation ignored: max(a, 1 - a) under replace-one too", _quantiles(replace="max(a, 1.0 - a)")),
+        (
+            "the relation ignored: max(a, 1 - a) under replace-one too",
+            _quantiles(replace="max(a, 1.0 - a)"),
+        ),
         ("NaN level accepted", _quantiles(check=False)),
     ],
 }
@@ -530,8 +646,8 @@ def my_median_utility(data, candidates):
     return -np.abs(below - above).astype(float)
 
 
-def my_median_utility_sensitivity(neighbouring):
-    table = {"add_remove": 1.0, "replace": 2.0}
+def larger_side_sensitivity(neighbouring):
+    table = {"add_remove": 1.0, "replace": 1.0}
     if not isinstance(neighbouring, str) or neighbouring not in table:
         raise ValueError(f"unknown relation {neighbouring!r}")
     return table[neighbouring]
@@ -549,13 +665,18 @@ def my_median_utility(data, candidates):
     return np.array(out, dtype=float)
 
 
-def my_median_utility_sensitivity(neighbouring):
-    if neighbouring == "replace":
-        return 2.0   # one value crosses c: one count down, the other up
-    elif neighbouring == "add_remove":
-        return 1.0
-    else:
+def larger_side_sensitivity(neighbouring):
+    # how each side moves: add/remove, one side by one; replace-one, one side -1 and the other +1
+    moves = {"add_remove": [(1, 0), (0, 1), (-1, 0), (0, -1)], "replace": [(1, -1), (-1, 1), (1, 0), (0, 1)]}
+    if neighbouring not in ("add_remove", "replace"):
         raise ValueError("neighbouring must be 'add_remove' or 'replace'")
+    worst = 0
+    for below in range(4):        # max(b + db, a + da) - max(b, a) on small counts is the worst case
+        for above in range(4):
+            for db, da in moves[neighbouring]:
+                if below + db >= 0 and above + da >= 0:
+                    worst = max(worst, abs(max(below + db, above + da) - max(below, above)))
+    return float(worst)
 """,
     ],
     "private_median": [

@@ -41,6 +41,14 @@ brute-force range on a grid computed in the test; probes: section 2's eps / (2 D
 answer, the old one), the monotone eps / Delta, the range with the factor 2 kept, a head's range
 only, the factor 2 dropped everywhere, the relations swapped, log2, the +1 forgotten, NaN accepted.
 
+Exercise 7 asks for the budget of each level's mechanism in the recursive quantiles of Kaplan,
+Schnapp & Stemmer (2022) when the budgets are proportional to public weights: epsilon times the
+weight over the largest total weight along a root-to-level chain of the recursion
+(help(dplib.private_quantiles) hands over the equal split epsilon / ceil(log2(m + 1))), judged
+against the chain computed in the test; probes: help()'s epsilon / L (the old answer), the sum of
+all weights, the sum of each round's largest weight, the depth times the largest weight, the lower
+middle at the root, the largest weight alone, the sorted order, epsilon / m, no checks.
+
 Find the counterexample (issue 39, item 2): report noisy max that also releases its noisy maximum.
 Wrong witnesses: two candidates (ratio exactly e^eps), non-neighbours, a value only a float sampler
 outputs (probability 0 on both), the index alone, an index out of range; the alternatives are the
@@ -232,33 +240,50 @@ def continuous_private_median(data, lower, upper, epsilon, rng):{validation}
 """
 
 
-_Q_CHECK = """
-    if not 0.0 <= a <= 1.0:
-        raise ValueError("a")
-    if neighbouring not in ("add_remove", "replace"):
-        raise ValueError("neighbouring")"""
-
-_PLAN_CHECK = """
-    if isinstance(m, bool) or not isinstance(m, int) or m < 1 or not (math.isfinite(epsilon) and epsilon > 0):
-        raise ValueError("m or epsilon")"""
+_BUDGET_CHECK = """
+    if a.size == 0 or not np.all((a >= 0.0) & (a <= 1.0)) or np.unique(a).size != a.size:
+        raise ValueError("levels")
+    if w.shape != a.shape or not np.all(np.isfinite(w) & (w > 0)):
+        raise ValueError("weights")
+    if not (math.isfinite(epsilon) and epsilon > 0):
+        raise ValueError("epsilon")"""
 
 
-def _quantiles(
-    add_remove: str = "max(a, 1.0 - a)",
-    replace: str = "1.0",
-    depth: str = "math.ceil(math.log2(m + 1))",
-    each: str = "epsilon / depth",
-    check: bool = True,
+def _budgets(
+    total: str = "cost(0, a.size)",
+    mid: str = "(lo + hi) // 2",
+    ret: str = "epsilon * w / total",
+    check: str = _BUDGET_CHECK,
 ) -> str:
-    """Exercise 7 (several quantiles) with one slip."""
+    """Exercise 7 (a budget per level) with one slip; ``cost`` is the worst chain, ``rounds`` the
+    largest weight of each round, ``depth`` the number of rounds."""
     return f"""
-def quantile_score_sensitivity(a, neighbouring):{_Q_CHECK if check else ""}
-    return float({add_remove}) if neighbouring == "add_remove" else float({replace})
+def recursive_quantile_budgets(levels, weights, epsilon):
+    a = np.asarray(levels, dtype=float).ravel()
+    w = np.asarray(weights, dtype=float).ravel(){check}
+    order = np.argsort(a)
+    ws = w[order]
 
+    def cost(lo, hi):
+        if lo >= hi:
+            return 0.0
+        mid = {mid}
+        return ws[mid] + max(cost(lo, mid), cost(mid + 1, hi))
 
-def recursive_quantiles_plan(m, epsilon):{_PLAN_CHECK if check else ""}
-    depth = int({depth})
-    return depth, float({each})
+    per_round = {{}}
+
+    def visit(lo, hi, r):
+        if lo < hi:
+            mid = {mid}
+            per_round[r] = max(per_round.get(r, 0.0), ws[mid])
+            visit(lo, mid, r + 1)
+            visit(mid + 1, hi, r + 1)
+
+    visit(0, a.size, 0)
+    depth = len(per_round)
+    rounds = sum(per_round.values())
+    total = {total}
+    return {ret}
 """
 
 
@@ -497,20 +522,39 @@ def noisy_max_witness():
     ],
     "quantiles_recursive": [
         (
-            "sensitivity 1 under add/remove (valid, not the sharp value)",
-            _quantiles(add_remove="1.0"),
+            "epsilon / L for every level, read in help(dplib.private_quantiles) (the old exercise's answer): "
+            "the weights ignored",
+            _budgets(ret="np.full(a.size, epsilon / depth)"),
         ),
-        ("m rounds, one per level", _quantiles(depth="m")),
-        ("floor(log2 m) rounds", _quantiles(depth="math.floor(math.log2(m))")),
-        ("the whole epsilon at every round", _quantiles(each="epsilon")),
-        ("epsilon / m each, as for separate releases", _quantiles(each="epsilon / m")),
-        ("ceil(log2 m) rounds", _quantiles(depth="max(1, math.ceil(math.log2(m)))")),
-        ("min(a, 1 - a) for the sensitivity", _quantiles(add_remove="min(a, 1.0 - a)")),
         (
-            "the relation ignored: max(a, 1 - a) under replace-one too",
-            _quantiles(replace="max(a, 1.0 - a)"),
+            "every mechanism composed sequentially: the sum of all weights (private, not the largest)",
+            _budgets(total="w.sum()"),
         ),
-        ("NaN level accepted", _quantiles(check=False)),
+        (
+            "round by round: the sum of each round's largest weight (private, not the largest)",
+            _budgets(total="rounds"),
+        ),
+        (
+            "the depth times the largest weight (private, not the largest)",
+            _budgets(total="depth * w.max()"),
+        ),
+        (
+            "the lower of the two middle levels at the root of an even part",
+            _budgets(mid="(lo + hi - 1) // 2"),
+        ),
+        (
+            "the whole epsilon on the heaviest level: parallel composition everywhere",
+            _budgets(total="w.max()"),
+        ),
+        (
+            "the budgets in the sorted order of the levels, not the order given",
+            _budgets(ret="epsilon * ws / total"),
+        ),
+        (
+            "epsilon / m for every level, as for separate releases",
+            _budgets(ret="np.full(a.size, epsilon / a.size)"),
+        ),
+        ("no checks: NaN levels, repeated levels and zero weights accepted", _budgets(check="")),
     ],
 }
 
@@ -728,49 +772,45 @@ def noisy_max_witness():
     ],
     "quantiles_recursive": [
         """
-def quantile_score_sensitivity(a, neighbouring):
-    if a != a or a < 0 or a > 1:
-        raise ValueError("a must be in [0, 1]")
-    below, above = 1 - a, a                 # how far one value below / above c moves the inside
-    changes = {"add_remove": [below, above], "replace": [below + above, below, above]}
-    if neighbouring not in changes:
-        raise ValueError("neighbouring must be 'add_remove' or 'replace'")
-    return float(max(changes[neighbouring]))
-
-
-def recursive_quantiles_plan(m, epsilon):
-    if type(m) is not int or m < 1:
-        raise ValueError("m must be an int >= 1")
+def recursive_quantile_budgets(levels, weights, epsilon):
+    pairs = sorted(zip([float(v) for v in levels], [float(v) for v in weights]))
+    if not pairs or not len(pairs) == len(list(levels)) == len(list(weights)):
+        raise ValueError("one weight per level, at least one level")
+    if any(not 0 <= a <= 1 for a, _ in pairs) or len({a for a, _ in pairs}) != len(pairs):
+        raise ValueError("distinct levels in [0, 1]")
+    if any(not (0 < w < math.inf) for _, w in pairs):
+        raise ValueError("weights finite and > 0")
     if not (0 < epsilon < math.inf):
-        raise ValueError("epsilon must be finite and > 0")
-    depth, covered = 0, 0
-    while covered < m:                      # round r releases up to 2^(r-1) more levels
-        covered += 2 ** depth
-        depth += 1
-    return depth, epsilon / depth
+        raise ValueError("epsilon finite and > 0")
+    # walk the recursion's tree with an explicit stack, carrying the weight paid so far
+    worst, stack = 0.0, [(0, len(pairs), 0.0)]
+    while stack:
+        lo, hi, paid = stack.pop()
+        if lo < hi:
+            mid = lo + (hi - lo) // 2
+            here = paid + pairs[mid][1]
+            worst = max(worst, here)
+            stack += [(lo, mid, here), (mid + 1, hi, here)]
+    return np.array([epsilon * float(w) / worst for w in weights])
 """,
         """
-def quantile_score_sensitivity(a, neighbouring):
-    if not (isinstance(a, (int, float)) and 0 <= a <= 1):
-        raise ValueError("a must be a number in [0, 1]")
-    if neighbouring == "replace":
-        return 1.0
-    if neighbouring == "add_remove":
-        return 0.5 + abs(a - 0.5)
-    raise ValueError("unknown neighbouring relation")
+def recursive_quantile_budgets(levels, weights, epsilon):
+    a = np.array(levels, dtype=float, ndmin=1)
+    w = np.array(weights, dtype=float, ndmin=1)
+    if a.ndim != 1 or a.size < 1 or w.shape != a.shape:
+        raise ValueError("levels and weights: two lists of the same non-zero length")
+    if np.isnan(a).any() or a.min() < 0 or a.max() > 1 or len(set(a.tolist())) < a.size:
+        raise ValueError("levels: distinct numbers in [0, 1]")
+    if not np.isfinite(w).all() or (w <= 0).any() or math.isnan(epsilon) or not 0 < epsilon < math.inf:
+        raise ValueError("weights and epsilon: finite and > 0")
 
+    def chain(ws):                      # the sorted part's weights -> its worst chain
+        if len(ws) == 0:
+            return 0.0
+        k = len(ws) // 2                # the upper middle of an even part
+        return ws[k] + max(chain(ws[:k]), chain(ws[k + 1:]))
 
-def recursive_quantiles_plan(m, epsilon):
-    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
-        raise ValueError("m must be an int >= 1")
-    if math.isnan(epsilon) or math.isinf(epsilon) or epsilon <= 0:
-        raise ValueError("epsilon must be finite and > 0")
-
-    def rounds(k):                          # the middle level, then the two halves side by side
-        return 0 if k == 0 else 1 + rounds(k // 2)
-
-    depth = rounds(int(m))
-    return depth, float(epsilon) / depth
+    return epsilon / chain(list(w[np.argsort(a, kind="stable")])) * w
 """,
     ],
 }

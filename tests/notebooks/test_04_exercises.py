@@ -23,6 +23,13 @@ every set of at most c boxes computed in the test; probes: the largest column su
 largest, the c largest row sums, the first c columns, shared noise, scale 1 / epsilon,
 numpy's global generator, NaN accepted.
 
+Exercise 6 (issue 50, item 9) asks for AboveThreshold on counts under add/remove (queries that
+all move the same way), where both noises have scale 2 / epsilon (Lyu, Su & Li 2017, monotonic
+queries), judged against the exact output law computed in the test; probes: query noise
+4 / epsilon (``help(dplib.above_threshold)``, the old answer), 1 / epsilon, the whole epsilon to
+each noise, no threshold noise, Lyu et al.'s unequal split, the threshold redrawn, numpy's global
+generator, NaN accepted.
+
 Find the counterexample (issue 39, item 2): AboveThreshold releasing its noisy value (Lyu, Su & Li
 2017, Algorithm 3, c = 1). Wrong witnesses: two queries (ratio exactly e^eps), non-neighbours, a
 value only a float sampler outputs, one query's index alone, an index past the last query; the
@@ -204,7 +211,7 @@ def max_releases(epsilon_each, epsilon_total, delta_total):{check}{sequential}{b
 
 def _above(
     b_t: str = "2.0 / epsilon",
-    b_q: str = "4.0 / epsilon",
+    b_q: str = "2.0 / epsilon",
     check: bool = True,
     redraw: bool = False,
     gen: str = "rng",
@@ -446,12 +453,29 @@ def reconstruct_bits(subsets, answers):
         ),
     ],
     "above_threshold": [
-        ("query noise 2 / epsilon", _above(b_q="2.0 / epsilon")),
+        (
+            "query noise 4 / epsilon, read in help(dplib.above_threshold) (the old answer: queries that may move both ways)",
+            _above(b_q="4.0 / epsilon"),
+        ),
         ("threshold noise redrawn for every query", _above(redraw=True)),
-        ("scales swapped", _above(b_t="4.0 / epsilon", b_q="2.0 / epsilon")),
+        (
+            "query noise 1 / epsilon (the stopping query's move not paid)",
+            _above(b_q="1.0 / epsilon"),
+        ),
         ("no checks: NaN accepted", _above(check=False)),
         ("numpy's global generator", _above(gen="np.random")),
-        ("each noise given the whole epsilon", _above(b_t="1.0 / epsilon", b_q="2.0 / epsilon")),
+        ("each noise given the whole epsilon", _above(b_t="1.0 / epsilon", b_q="1.0 / epsilon")),
+        (
+            "no threshold noise, the whole epsilon on the queries",
+            _above(b_t="0.0", b_q="1.0 / epsilon"),
+        ),
+        (
+            "Lyu et al.'s unequal split 1 : 2^(2/3) (not the equal split asked for)",
+            _above(
+                b_t="(1 + 2 ** (2 / 3)) / epsilon",
+                b_q="(1 + 2 ** (2 / 3)) / (2 ** (2 / 3) * epsilon)",
+            ),
+        ),
     ],
     "laplace_workload": [
         (
@@ -776,7 +800,7 @@ def my_above_threshold(queries, threshold, epsilon, rng):
     rng.random({burn})
     q = np.asarray(queries, dtype=float)
     rho = rng.laplace(0.0, 2.0 / epsilon)
-    nu = rng.laplace(0.0, 4.0 / epsilon, size=q.size)      # all query noise at once: same law
+    nu = rng.laplace(0.0, 2.0 / epsilon, size=q.size)      # all query noise at once: same law
     above = np.flatnonzero(q + nu >= threshold + rho)
     return int(above[0]) if above.size else None
 """,
@@ -788,7 +812,7 @@ def my_above_threshold(queries, threshold, epsilon, rng):
     lap = lambda b: b * (rng.exponential() - rng.exponential())
     t = threshold + lap(2 / epsilon)
     for i in range(len(queries)):
-        if float(queries[i]) + lap(4 / epsilon) >= t:
+        if float(queries[i]) + lap(2 / epsilon) >= t:
             return i
     return None
 """,

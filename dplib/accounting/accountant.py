@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from dplib._validation import check_bool, check_delta, check_epsilon, check_probability
+from dplib.accounting._ledger import LedgerBudget, Spend
 from dplib.accounting.events import (
     ApproxDpEvent,
     GaussianEvent,
@@ -45,7 +45,6 @@ from dplib.accounting.rdp import (
     rdp_subsampled_gaussian,
     rdp_to_dp,
 )
-from dplib.errors import BudgetExceededError
 
 __all__ = ["Spend", "PrivacyAccountant"]
 
@@ -53,14 +52,6 @@ __all__ = ["Spend", "PrivacyAccountant"]
 # absorbs the rounding of the decimal inputs themselves (0.1 + 0.2 against a budget of 0.3).
 _RELATIVE_SLACK = 1e-12
 _ORDERS = np.asarray(DEFAULT_RDP_ORDERS)
-
-
-@dataclass(frozen=True)
-class Spend:
-    """One entry of the ledger: an event and an optional label."""
-
-    event: PrivacyEvent
-    label: str | None = None
 
 
 def _gaussian_rdp(event: GaussianEvent | SampledGaussianEvent) -> np.ndarray:
@@ -113,7 +104,7 @@ def _composed_epsilon(
     return approx_eps + min(candidates), delta
 
 
-class PrivacyAccountant:
+class PrivacyAccountant(LedgerBudget):
     """Track the privacy loss of a sequence of releases against a fixed (epsilon, delta) budget.
 
     Parameters
@@ -155,22 +146,14 @@ class PrivacyAccountant:
     """
 
     def __init__(self, epsilon: float, delta: float = 0.0, *, use_pld: bool = True) -> None:
+        super().__init__()
         self._budget = (check_epsilon(epsilon), check_delta(delta))
         self._use_pld = check_bool(use_pld, "use_pld")
-        self._ledger: list[Spend] = []
         self._spent = (0.0, 0.0)
 
     @property
     def budget(self) -> tuple[float, float]:
         return self._budget
-
-    @property
-    def ledger(self) -> tuple[Spend, ...]:
-        return tuple(self._ledger)
-
-    @property
-    def events(self) -> tuple[PrivacyEvent, ...]:
-        return tuple(entry.event for entry in self._ledger)
 
     @property
     def spent(self) -> tuple[float, float]:
@@ -194,7 +177,7 @@ class PrivacyAccountant:
 
     def can_spend(self, epsilon: float, delta: float = 0.0) -> bool:
         """Whether :meth:`spend` would accept this charge (validates its arguments)."""
-        return self._refusal(self._as_event(epsilon, delta))[0] is None
+        return self._judge(self._as_event(epsilon, delta))[0] is None
 
     def spend(self, epsilon: float, delta: float = 0.0, *, label: str | None = None) -> None:
         """Charge an ``(epsilon, delta)``-DP release to the budget, or refuse, changing nothing.
@@ -237,24 +220,15 @@ class PrivacyAccountant:
         """Charge a ``rho``-zCDP release (its RDP curve ``alpha rho`` joins the Gaussian ones), or refuse."""
         self.spend_event(ZcdpEvent(rho), label=label)
 
-    def spend_event(self, event: PrivacyEvent, *, label: str | None = None) -> None:
-        """Charge any privacy event, or raise BudgetExceededError and change nothing."""
-        if not isinstance(event, PrivacyEvent):
-            raise TypeError(f"event must be a dplib privacy event, got {type(event).__name__}")
-        if label is not None and not isinstance(label, str):
-            raise TypeError(f"label must be a str or None, got {type(label).__name__}")
-        refusal, spent = self._refusal(event)
-        if refusal is not None:
-            raise BudgetExceededError(refusal)
-        self._ledger.append(Spend(event, label))
-        self._spent = spent
+    def _admitted(self, event: PrivacyEvent, outcome: object) -> None:
+        self._spent = outcome  # the composition _judge computed for the ledger with ``event``
 
     @staticmethod
     def _as_event(epsilon: float, delta: float) -> PrivacyEvent:
         epsilon, delta = check_epsilon(epsilon), check_delta(delta)
         return ApproxDpEvent(epsilon, delta) if delta > 0 else PureDpEvent(epsilon)
 
-    def _refusal(self, event: PrivacyEvent) -> tuple[str | None, tuple[float, float]]:
+    def _judge(self, event: PrivacyEvent) -> tuple[str | None, tuple[float, float]]:
         eps_budget, delta_budget = self._budget
         new_eps, new_delta = _composed_epsilon([*self.events, event], delta_budget, self._use_pld)
         eps_left, delta_left = self.remaining

@@ -67,7 +67,7 @@ from dplib._validation import (
     check_positive,
     check_probability,
 )
-from dplib.accounting.accountant import Spend
+from dplib.accounting._ledger import LedgerBudget
 from dplib.accounting.events import (
     ApproxDpEvent,
     GaussianEvent,
@@ -76,7 +76,6 @@ from dplib.accounting.events import (
     ZcdpEvent,
 )
 from dplib.accounting.rdp import zcdp_to_dp
-from dplib.errors import BudgetExceededError
 
 __all__ = [
     "FILTER_RULES",
@@ -114,11 +113,6 @@ def _finite(value: float) -> float:
             "1e150)"
         )
     return value
-
-
-def _check_label(label: object) -> None:
-    if label is not None and not isinstance(label, str):
-        raise TypeError(f"label must be a str or None, got {type(label).__name__}")
 
 
 def rogers2016_statistic(epsilons: object, epsilon: float, delta: float) -> float:
@@ -197,7 +191,7 @@ def whitehouse2023_statistic(epsilons: object, delta: float) -> float:
         return _finite(math.sqrt(2 * -math.log(d) * squares) + squares / 2)
 
 
-class PrivacyFilter:
+class PrivacyFilter(LedgerBudget):
     """A budget (epsilon, delta) for a sequence of adaptively chosen (epsilon_i, delta_i) queries.
 
     Parameters
@@ -264,10 +258,10 @@ class PrivacyFilter:
                 f"1e-300 for rule='whitehouse2023', got delta={delta!r}, "
                 f"conversion_share={conversion_share!r}"
             )
+        super().__init__()
         self._budget = (eps, dlt)
         self._rule = rule
         self._share = share
-        self._ledger: list[Spend] = []
 
     @property
     def budget(self) -> tuple[float, float]:
@@ -276,14 +270,6 @@ class PrivacyFilter:
     @property
     def rule(self) -> str:
         return self._rule
-
-    @property
-    def ledger(self) -> tuple[Spend, ...]:
-        return tuple(self._ledger)
-
-    @property
-    def events(self) -> tuple[PrivacyEvent, ...]:
-        return tuple(entry.event for entry in self._ledger)
 
     @property
     def spent(self) -> tuple[float, float]:
@@ -302,7 +288,7 @@ class PrivacyFilter:
         dlt = math.fsum(e.delta for e in events if isinstance(e, ApproxDpEvent))
         return eps, dlt
 
-    def _refusal(self, events: list[PrivacyEvent]) -> str | None:
+    def _rule_refusal(self, events: list[PrivacyEvent]) -> str | None:
         eps_g, delta_g = self._budget
         eps_sum, delta_sum = self._sums(events)
         epsilons = [e.epsilon for e in events]
@@ -344,7 +330,7 @@ class PrivacyFilter:
 
     def can_spend(self, epsilon: float, delta: float = 0.0) -> bool:
         """Whether :meth:`spend` would admit this request (validates its arguments)."""
-        return self._refusal([*self.events, self._as_event(epsilon, delta)]) is None
+        return self._rule_refusal([*self.events, self._as_event(epsilon, delta)]) is None
 
     def spend(self, epsilon: float, delta: float = 0.0, *, label: str | None = None) -> None:
         """Admit an ``(epsilon, delta)``-DP request, or raise and change nothing.
@@ -360,18 +346,18 @@ class PrivacyFilter:
         """
         self.spend_event(self._as_event(epsilon, delta), label=label)
 
-    def spend_event(self, event: PrivacyEvent, *, label: str | None = None) -> None:
-        """Admit a :class:`PureDpEvent` or :class:`ApproxDpEvent`, or raise and change nothing."""
+    def _check_event(self, event: object) -> None:
         if not isinstance(event, PureDpEvent | ApproxDpEvent):
             raise TypeError(
                 "event must be a PureDpEvent or an ApproxDpEvent (a privacy filter composes "
                 f"(epsilon, delta) pairs; use ZcdpFilter for zCDP), got {type(event).__name__}"
             )
-        _check_label(label)
-        refusal = self._refusal([*self.events, event])
-        if refusal is not None:
-            raise BudgetExceededError(f"request refused by the {self._rule} filter: {refusal}")
-        self._ledger.append(Spend(event, label))
+
+    def _judge(self, event: PrivacyEvent) -> tuple[str | None, None]:
+        refusal = self._rule_refusal([*self.events, event])
+        return (
+            None if refusal is None else f"request refused by the {self._rule} filter: {refusal}"
+        ), None
 
     def __repr__(self) -> str:
         eps, dlt = self.spent
@@ -381,7 +367,7 @@ class PrivacyFilter:
         )
 
 
-class ZcdpFilter:
+class ZcdpFilter(LedgerBudget):
     """A zero-concentrated DP budget ``rho`` for adaptively chosen zCDP releases.
 
     Parameters
@@ -423,16 +409,12 @@ class ZcdpFilter:
     """
 
     def __init__(self, rho: float) -> None:
+        super().__init__()
         self._rho = check_positive(rho, "rho")
-        self._ledger: list[Spend] = []
 
     @property
     def budget(self) -> float:
         return self._rho
-
-    @property
-    def ledger(self) -> tuple[Spend, ...]:
-        return tuple(self._ledger)
 
     @property
     def spent(self) -> float:
@@ -452,19 +434,18 @@ class ZcdpFilter:
         """Admit a ``rho``-zCDP release, or raise BudgetExceededError and change nothing."""
         self.spend_event(ZcdpEvent(rho), label=label)
 
-    def spend_event(self, event: PrivacyEvent, *, label: str | None = None) -> None:
-        """Admit a zCDP, Gaussian or pure-DP event, or raise and change nothing."""
-        if not isinstance(event, PrivacyEvent):
-            raise TypeError(f"event must be a dplib privacy event, got {type(event).__name__}")
+    def _check_event(self, event: object) -> None:
+        super()._check_event(event)
+        _rho_of(event)  # a TypeError for an event with no zCDP parameter
+
+    def _judge(self, event: PrivacyEvent) -> tuple[str | None, None]:
         rho = _rho_of(event)
-        _check_label(label)
-        total = self.spent + rho
-        if total > self._rho * (1 + _SLACK):
-            raise BudgetExceededError(
+        if self.spent + rho > self._rho * (1 + _SLACK):
+            return (
                 f"spending rho={rho:g} would exceed the zCDP budget: {self.remaining:g} of "
                 f"rho={self._rho:g} remains"
-            )
-        self._ledger.append(Spend(event, label))
+            ), None
+        return None, None
 
     def epsilon(self, delta: float, *, method: str = "tight") -> float:
         """The filter's guarantee at ``delta``: its budget ``rho`` converted by :func:`dplib.zcdp_to_dp`.

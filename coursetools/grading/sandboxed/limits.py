@@ -863,10 +863,7 @@ class SubmissionGroup:
             return dict(self._last_usage)
         result: dict[str, float] = {}
         for _, path in self._directories:
-            if self.version == "v2":
-                result.update(_usage_v2(path))
-            else:
-                result.update(_usage_v1(path))
+            result.update(_usage(path, self.version))
         return result
 
     def cpu_seconds(self) -> float | None:
@@ -909,59 +906,51 @@ class SubmissionGroup:
         return f"<SubmissionGroup {self.name} {self.describe()!r}>"
 
 
-def _usage_v2(path: str) -> dict[str, float]:
-    result: dict[str, float] = {}
-    files = {
-        "memory_bytes": "memory.current",
-        "memory_peak_bytes": "memory.peak",
-        "pids": "pids.current",
-        "pids_peak": "pids.peak",
-    }
-    for key, name in files.items():
-        value = _int(_read_or(os.path.join(path, name), "-"))
-        if value is not None:
-            result[key] = value
-    memory_events = _keyed(_read_or(os.path.join(path, "memory.events")))
-    for key, field in (("memory_limit_hits", "max"), ("oom_kills", "oom_kill")):
-        if field in memory_events:
-            result[key] = int(memory_events[field])
-    pids_events = _keyed(_read_or(os.path.join(path, "pids.events")))
-    if "max" in pids_events:
-        result["pids_limit_hits"] = int(pids_events["max"])
-    cpu_stat = _keyed(_read_or(os.path.join(path, "cpu.stat")))
-    for key, field in (("cpu_seconds", "usage_usec"), ("cpu_throttled_seconds", "throttled_usec")):
-        if field in cpu_stat:
-            result[key] = int(cpu_stat[field]) / 1e6
-    return result
+#: (result key, file, field of a keyed file or None for a file holding one number, divisor) of
+#: each control-group version, in the order the result lists them.
+_COUNTERS = {
+    "v2": (
+        ("memory_bytes", "memory.current", None, 1),
+        ("memory_peak_bytes", "memory.peak", None, 1),
+        ("pids", "pids.current", None, 1),
+        ("pids_peak", "pids.peak", None, 1),
+        ("memory_limit_hits", "memory.events", "max", 1),
+        ("oom_kills", "memory.events", "oom_kill", 1),
+        ("pids_limit_hits", "pids.events", "max", 1),
+        ("cpu_seconds", "cpu.stat", "usage_usec", 1e6),
+        ("cpu_throttled_seconds", "cpu.stat", "throttled_usec", 1e6),
+    ),
+    "v1": (
+        ("memory_bytes", "memory.usage_in_bytes", None, 1),
+        ("memory_peak_bytes", "memory.max_usage_in_bytes", None, 1),
+        ("memory_limit_hits", "memory.failcnt", None, 1),
+        ("pids", "pids.current", None, 1),
+        ("pids_peak", "pids.peak", None, 1),
+        ("oom_kills", "memory.oom_control", "oom_kill", 1),
+        ("pids_limit_hits", "pids.events", "max", 1),
+        ("cpu_seconds", "cpuacct.usage", None, 1e9),
+        ("cpu_throttled_seconds", "cpu.stat", "throttled_time", 1e9),
+    ),
+}
 
 
-def _usage_v1(path: str) -> dict[str, float]:
+def _usage(path: str, version: str) -> dict[str, float]:
+    """The group's counters (:data:`_COUNTERS`), each file read once; a missing one is left out."""
     result: dict[str, float] = {}
-    files = {
-        "memory_bytes": "memory.usage_in_bytes",
-        "memory_peak_bytes": "memory.max_usage_in_bytes",
-        "memory_limit_hits": "memory.failcnt",
-        "pids": "pids.current",
-        "pids_peak": "pids.peak",
-    }
-    for key, name in files.items():
-        value = _int(_read_or(os.path.join(path, name), "-"))
+    texts: dict[str, str] = {}
+    for key, name, field, divisor in _COUNTERS[version]:
+        if name not in texts:
+            texts[name] = _read_or(os.path.join(path, name), "-" if field is None else "")
+        if field is None:
+            value = _int(texts[name])
+        else:
+            found = _keyed(texts[name]).get(field)
+            value = None if found is None else int(found)
         if value is not None:
-            result[key] = value
-    # A charge over the limit fails on exactly one counter: memory+swap first when it is limited.
-    memsw_failures = _int(_read_or(os.path.join(path, "memory.memsw.failcnt"), "-"))
-    if memsw_failures is not None and "memory_limit_hits" in result:
-        result["memory_limit_hits"] += memsw_failures
-    oom = _keyed(_read_or(os.path.join(path, "memory.oom_control")))
-    if "oom_kill" in oom:
-        result["oom_kills"] = int(oom["oom_kill"])
-    pids_events = _keyed(_read_or(os.path.join(path, "pids.events")))
-    if "max" in pids_events:
-        result["pids_limit_hits"] = int(pids_events["max"])
-    cpuacct = _int(_read_or(os.path.join(path, "cpuacct.usage"), "-"))
-    if cpuacct is not None:
-        result["cpu_seconds"] = cpuacct / 1e9
-    cpu_stat = _keyed(_read_or(os.path.join(path, "cpu.stat")))
-    if "throttled_time" in cpu_stat:
-        result["cpu_throttled_seconds"] = int(cpu_stat["throttled_time"]) / 1e9
+            result[key] = value if divisor == 1 else value / divisor
+    if version == "v1":
+        # A charge over the limit fails on exactly one counter: memory+swap first when it is limited.
+        memsw_failures = _int(_read_or(os.path.join(path, "memory.memsw.failcnt"), "-"))
+        if memsw_failures is not None and "memory_limit_hits" in result:
+            result["memory_limit_hits"] += memsw_failures
     return result

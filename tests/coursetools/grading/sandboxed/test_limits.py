@@ -817,3 +817,52 @@ def test_the_groups_of_a_grader_that_is_gone_are_swept_and_a_live_graders_are_ke
         os.close(pidfd)
         with contextlib.suppress(ProcessLookupError):
             os.kill(sleeper, signal.SIGKILL)
+
+
+def _files(folder, **contents):
+    for name, text in contents.items():
+        (folder / name.replace("__", ".")).write_text(text)
+    return str(folder)
+
+
+def test_the_counters_of_both_versions_are_read_from_one_table(tmp_path):
+    v2 = tmp_path / "v2"
+    v2.mkdir()
+    path = _files(
+        v2,
+        memory__current="1000\n",
+        memory__peak="2000\n",
+        pids__current="3\n",
+        memory__events="low 0\nhigh 0\nmax 2\noom 1\noom_kill 1\n",
+        pids__events="max 4\n",
+        cpu__stat="usage_usec 1500000\nuser_usec 1\nthrottled_usec 250000\n",
+    )
+    assert limits._usage(path, "v2") == {
+        "memory_bytes": 1000,
+        "memory_peak_bytes": 2000,
+        "pids": 3,
+        "memory_limit_hits": 2,
+        "oom_kills": 1,
+        "pids_limit_hits": 4,
+        "cpu_seconds": 1.5,
+        "cpu_throttled_seconds": 0.25,
+    }  # pids.peak is missing: left out, not 0
+    v1 = tmp_path / "v1"
+    v1.mkdir()
+    path = _files(
+        v1,
+        memory__usage_in_bytes="10\n",
+        memory__failcnt="1\n",
+        memory__memsw__failcnt="2\n",
+        memory__oom_control="oom_kill_disable 0\nunder_oom 0\noom_kill 5\n",
+        cpuacct__usage="2000000000\n",
+        cpu__stat="nr_periods 1\nthrottled_time 500000000\n",
+    )
+    assert limits._usage(path, "v1") == {
+        "memory_bytes": 10,
+        "memory_limit_hits": 3,  # the memory and memory+swap counters add up
+        "oom_kills": 5,
+        "cpu_seconds": 2.0,
+        "cpu_throttled_seconds": 0.5,
+    }
+    assert limits._usage(str(tmp_path / "gone"), "v1") == {}

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from coursetools.grading.classroom.regrade import imports_in
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("coursetools", "dplib")
 
@@ -138,28 +140,6 @@ def module_of(path: Path, root: Path = ROOT) -> str:
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
-
-
-def imports_in(source: str, module: str, *, is_package: bool = False, known=frozenset()) -> list:
-    """``(line, imported module)`` for every import statement of ``source``, at any depth.
-
-    ``from a.b import c`` counts as importing ``a.b.c`` when that is a module in ``known``, else
-    ``a.b``; relative imports are resolved against ``module``.
-    """
-    found = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            found += [(node.lineno, alias.name) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                package = module.split(".") if is_package else module.split(".")[:-1]
-                anchor = package[: len(package) - node.level + 1]
-                base = ".".join(anchor + ([base] if base else []))
-            for alias in node.names:
-                full = f"{base}.{alias.name}"
-                found.append((node.lineno, full if full in known else base))
-    return found
 
 
 def import_graph(root: Path = ROOT) -> dict[str, list[tuple[int, str]]]:

@@ -27,7 +27,16 @@ from pathlib import Path
 from coursetools import paths
 from coursetools.grading.job import Job
 
-__all__ = ["KEY_FIELD", "grader_modules", "grader_version", "job_key", "load_results", "merge_results", "plan"]
+__all__ = [
+    "KEY_FIELD",
+    "grader_modules",
+    "grader_version",
+    "imports_in",
+    "job_key",
+    "load_results",
+    "merge_results",
+    "plan",
+]
 
 KEY_FIELD = "grading_key"  # where a result keeps the key it was graded under
 # Where the grader's code starts: the module that grades one submission, the trusted runner and
@@ -54,23 +63,49 @@ def _module_file(name: str) -> Path | None:
     return None
 
 
-def _imported(name: str, path: Path) -> set[str]:
-    """The course modules ``path`` (module ``name``) imports anywhere in its code."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found: set[str] = set()
-    for node in ast.walk(tree):
+def imports_in(source: str, module: str, *, is_package: bool = False, known=frozenset()) -> list:
+    """``(line, imported module)`` for every import statement of ``source``, at any depth.
+
+    The one reader of imports (the regrade key's walk below and the architecture rules of
+    ``tests/coursetools/test_architecture.py`` both use it). ``from a.b import c`` counts as
+    importing ``a.b.c`` when that is a module in ``known``, else ``a.b``; relative imports are
+    resolved against ``module`` (a package, if ``is_package``). Lazy imports inside functions
+    count: the code imports them when it runs.
+    """
+    found = []
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names}
+            found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                parts = package.split(".")
-                parent = ".".join(parts[: len(parts) - node.level + 1])
-                base = f"{parent}.{base}" if base else parent
-            found.add(base)
-            found |= {f"{base}.{alias.name}" for alias in node.names}  # ``from pkg import module``
-    return {m for m in found if m.split(".")[0] == "coursetools" and _module_file(m) is not None}
+                package = module.split(".") if is_package else module.split(".")[:-1]
+                anchor = package[: len(package) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            for alias in node.names:
+                full = f"{base}.{alias.name}"
+                found.append((node.lineno, full if full in known else base))
+    return found
+
+
+def _imported(name: str, path: Path) -> set[str]:
+    """The course modules ``path`` (module ``name``) imports anywhere in its code."""
+    imports = imports_in(
+        path.read_text(encoding="utf-8"),
+        name,
+        is_package=path.name == "__init__.py",
+        known=_Modules(),
+    )
+    return {
+        m for _, m in imports if m.split(".")[0] == "coursetools" and _module_file(m) is not None
+    }
+
+
+class _Modules:
+    """``name in _Modules()``: whether ``name`` is a module file of the checkout (for :func:`imports_in`)."""
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and _module_file(name) is not None
 
 
 @functools.cache
@@ -103,7 +138,9 @@ def grader_version() -> str:
     files = [ROOT / name for name in grader_modules()]
     files += sorted((ROOT / "dplib").rglob("*.py"))
     digest = hashlib.sha256()
-    digest.update(f"python {platform.python_version()} numpy {numpy.__version__} scipy {scipy.__version__}\0".encode())
+    digest.update(
+        f"python {platform.python_version()} numpy {numpy.__version__} scipy {scipy.__version__}\0".encode()
+    )
     for path in files:
         digest.update(str(path.relative_to(ROOT)).encode() + b"\0")
         digest.update(path.read_bytes() if path.is_file() else b"(missing)")
@@ -181,7 +218,8 @@ def load_results(details: Path) -> list[dict]:
     return [
         r
         for r in data
-        if isinstance(r, dict) and isinstance(r.get("student"), str)
+        if isinstance(r, dict)
+        and isinstance(r.get("student"), str)
         and isinstance(r.get("assignment"), str)
     ]
 

@@ -14,7 +14,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 __all__ = [
+    "BEGIN_HIDDEN",
+    "BEGIN_SOLUTION",
+    "END_HIDDEN",
+    "END_SOLUTION",
     "FIGURE_PREFIX",
+    "REGION_WORDS",
+    "STUB_TEXTS",
     "answers_by_id",
     "figure_descriptions",
     "grade_id",
@@ -24,6 +30,22 @@ __all__ = [
     "max_points",
     "nbgrader",
 ]
+
+# nbgrader's marker strings, one spelling everywhere: the regions a release removes (solutions)
+# or the grader alone runs (hidden tests), and what no page of the book may show.
+BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
+BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+#: The region words, with or without the ``###`` (nbgrader's mark scheme's too).
+REGION_WORDS = (
+    "BEGIN SOLUTION",
+    "END SOLUTION",
+    "BEGIN HIDDEN TESTS",
+    "END HIDDEN TESTS",
+    "BEGIN MARK SCHEME",
+    "END MARK SCHEME",
+)
+#: The words of a release's stub (nbgrader's ``code_stub`` and ``text_stub``).
+STUB_TEXTS = ("YOUR CODE HERE", "YOUR ANSWER HERE")
 
 
 def nbgrader(cell: Mapping) -> dict:

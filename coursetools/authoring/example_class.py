@@ -23,12 +23,11 @@ import nbformat
 
 from coursetools import cells
 from coursetools.authoring.release import (
-    BEGIN_SOLUTION,
-    END_SOLUTION,
     find_assignments,
     notebook_bytes,
     release_notebook,
 )
+from coursetools.cells import BEGIN_SOLUTION, END_SOLUTION
 
 __all__ = ["STUDENTS", "answered", "make_class", "solution_text", "student_notebooks"]
 

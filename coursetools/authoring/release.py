@@ -31,6 +31,7 @@ import nbformat
 from nbformat.notebooknode import NotebookNode
 
 from coursetools import cells, paths
+from coursetools.cells import BEGIN_HIDDEN, BEGIN_SOLUTION, END_HIDDEN, END_SOLUTION
 
 __all__ = [
     "find_assignments",
@@ -51,8 +52,6 @@ NOTEBOOK_METADATA = {
     "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
     "language_info": {"name": "python"},
 }
-BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
-BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
 
 
 def find_assignments(source_root: Path) -> list[str]:

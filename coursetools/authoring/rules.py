@@ -31,11 +31,10 @@ from dataclasses import dataclass, field
 
 from nbformat.notebooknode import NotebookNode
 
-from coursetools.cells import nbgrader
+from coursetools.cells import BEGIN_HIDDEN, END_HIDDEN, nbgrader
 
 __all__ = ["TestCell", "GradingPlan", "plan", "lint", "split_hidden"]
 
-BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 #: proxy-only batch methods and the ``coursetools.authoring.hidden_tests`` function to write instead
 PROXY_METHODS = {"map": "map_calls(answer, arg_tuples, kwargs=None)", "repeat": "repeat(answer, n, *args)"}
 BUILTIN_NAMES = set(dir(builtins))

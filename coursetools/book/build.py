@@ -50,8 +50,6 @@ from nbformat.notebooknode import NotebookNode
 from coursetools import paths
 from coursetools.authoring import example_class
 from coursetools.authoring.release import (
-    BEGIN_SOLUTION,
-    END_SOLUTION,
     find_assignments,
     notebook_bytes,
     release_notebook,
@@ -59,7 +57,7 @@ from coursetools.authoring.release import (
 from coursetools.authoring.rules import split_hidden
 from coursetools.book import pages as site
 from coursetools.book import search
-from coursetools.cells import nbgrader
+from coursetools.cells import BEGIN_SOLUTION, END_SOLUTION, REGION_WORDS, STUB_TEXTS, nbgrader
 from coursetools.rendering import markdown_to_html
 
 __all__ = [
@@ -88,15 +86,8 @@ DEFAULT_CELL_TIMEOUT = 300.0
 
 # Text no page may show, in prose or code (nbgrader's region markers); and the stub's words, which
 # no code on a page may show (the prose of a chapter may name them when it explains the notebooks).
-MARKERS = (
-    "BEGIN SOLUTION",
-    "END SOLUTION",
-    "BEGIN HIDDEN TESTS",
-    "END HIDDEN TESTS",
-    "BEGIN MARK SCHEME",
-    "END MARK SCHEME",
-)
-STUBS = ("YOUR CODE HERE", "YOUR ANSWER HERE")
+MARKERS = REGION_WORDS
+STUBS = STUB_TEXTS
 _STUB = re.compile(
     r"^(?P<indent>[ \t]*)# YOUR CODE HERE[ \t]*\n(?P=indent)raise NotImplementedError\(\)[ \t]*$",
     re.M,

@@ -40,16 +40,13 @@ import nbformat
 import pytest
 
 from coursetools.authoring.release import (
-    BEGIN_HIDDEN,
-    BEGIN_SOLUTION,
-    END_HIDDEN,
-    END_SOLUTION,
     find_assignments,
     hidden_test_regions,
     notebook_bytes,
     release_all,
     release_notebook,
 )
+from coursetools.cells import BEGIN_HIDDEN, BEGIN_SOLUTION, END_HIDDEN, END_SOLUTION
 
 ROOT = Path(__file__).resolve().parents[3]
 SOLUTIONS, NOTEBOOKS = ROOT / "solutions", ROOT / "notebooks"

@@ -6,7 +6,9 @@ whose derivations now come after the exercise; the noisy aggregation error and t
 view, HDPView-style; the private characteristic-function sketch and the mixture's characteristic
 function, PEARL-style; the witness against data-dependent clamping bounds, issue 39, whose
 hidden test decides every witness exactly; issue 40: the sensitivity of a capped per-key sum, the private
-cap on rows per user checked seed for seed against dplib; issue 50, item 9: the threshold of
+cap on rows per user checked seed for seed against dplib; issue 50, item 9: the consistent children under weighted least squares (one variance per child;
+dplib hands over the equal-variance projection), judged against the KKT point computed in the test;
+the threshold of
 partition selection on weighted counts (Gopi et al. 2020; dplib hands over the Laplace rule's), whose
 delta for the worst user the hidden test computes itself), three or more plausible wrong answers (a wrong noise scale, epsilon
 vs epsilon/2, a budget spent twice, variance vs standard deviation, a NaN accepted where the
@@ -74,8 +76,28 @@ def noisy_geography(block_counts, county_of_block, epsilon, rng):
 
 def _children(body: str) -> str:
     return f"""
-def consistent_children(noisy_children, parent_total):
+def _simplex(y, t):
+    # the equal-variance projection (Duchi et al.), help(dplib.views.hierarchy.project_to_total)
+    u = np.sort(y)[::-1]
+    excess = np.cumsum(u) - t
+    j = np.arange(1, u.size + 1)
+    keep = np.nonzero(u - excess / j > 0)[0][-1]
+    return np.maximum(y - excess[keep] / (keep + 1), 0.0)
+
+
+def _weighted(y, w, t):
+    # x = max(y - tau w, 0) with sum(x) = t, by bisection then an exact solve on the positive set
+    lo, hi = float(np.min((y - t) / w)) - 1.0, float(np.max(y / w))
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if np.maximum(y - mid * w, 0).sum() > t else (lo, mid)
+    on = y - hi * w > 0
+    return np.maximum(y - (y[on].sum() - t) / w[on].sum() * w, 0.0)
+
+
+def consistent_children(noisy_children, variances, parent_total):
     y = np.asarray(noisy_children, dtype=float)
+    v = np.asarray(variances, dtype=float)
     t = float(parent_total)
     if t <= 0:
         return np.zeros_like(y)
@@ -411,20 +433,33 @@ WRONG = {
     ],
     "consistent_children": [
         (
+            "the variances ignored: help(project_to_total)'s projection (the old answer)",
+            _children("    return _simplex(y, t)"),
+        ),
+        (
+            "the weights inverted: max(y - tau / v, 0)",
+            _children("    return _weighted(y, 1.0 / v, t)"),
+        ),
+        (
+            "standard deviations for variances: max(y - tau sqrt(v), 0)",
+            _children("    return _weighted(y, np.sqrt(v), t)"),
+        ),
+        (
             "clip at 0, then scale proportionally",
             _children(
                 "    x = np.maximum(y, 0.0)\n    return x * t / x.sum() if x.sum() > 0 else np.full_like(y, t / y.size)"
             ),
         ),
         (
-            "one common shift, then clip (no re-solve)",
-            _children("    x = np.maximum(y - (y.sum() - t) / y.size, 0.0)\n    return x"),
+            "one shift proportional to v, then clip (no re-solve)",
+            _children("    return np.maximum(y - (y.sum() - t) / v.sum() * v, 0.0)"),
         ),
         (
-            "clip at 0, then shift the positive ones once",
+            "the children sorted by y, not by y / v",
             _children(
-                "    x = np.maximum(y, 0.0)\n    pos = x > 0\n    x[pos] -= (x.sum() - t) / max(pos.sum(), 1)\n"
-                "    return np.maximum(x, 0.0)"
+                "    order = np.argsort(-y)\n    ys, vs = y[order], v[order]\n"
+                "    tau = (np.cumsum(ys) - t) / np.cumsum(vs)\n    keep = np.nonzero(ys / vs > tau)[0][-1]\n"
+                "    return np.maximum(y - tau[keep] * v, 0.0)"
             ),
         ),
     ],
@@ -651,35 +686,37 @@ def noisy_geography(block_counts, county_of_block, epsilon, rng):
     ],
     "consistent_children": [
         """
-def consistent_children(noisy_children, parent_total):
+def consistent_children(noisy_children, variances, parent_total):
     y = np.asarray(noisy_children, dtype=float)
+    v = np.asarray(variances, dtype=float)
     if parent_total <= 0:
         return np.zeros(y.shape)
-    lo, hi = y.min() - parent_total, y.max()        # sum(max(y - tau, 0)) is >= t at lo, 0 at hi
+    lo, hi = np.min((y - parent_total) / v), np.max(y / v)   # sum(max(y - tau v, 0)) >= t at lo, 0 at hi
     for _ in range(200):
         mid = (lo + hi) / 2
-        if np.maximum(y - mid, 0.0).sum() > parent_total:
+        if np.maximum(y - mid * v, 0.0).sum() > parent_total:
             lo = mid
         else:
             hi = mid
-    x = np.maximum(y - (lo + hi) / 2, 0.0)
+    x = np.maximum(y - (lo + hi) / 2 * v, 0.0)
     pos = x > 0
-    x[pos] += (parent_total - x.sum()) / pos.sum()   # polish the sum
+    x[pos] += (parent_total - x.sum()) * v[pos] / v[pos].sum()   # polish the sum along the same direction
     return x
 """,
         """
-def consistent_children(noisy_children, parent_total):
-    y = np.array(noisy_children, dtype=float)
+def consistent_children(noisy_children, variances, parent_total):
+    y = [float(a) for a in noisy_children]
+    v = [float(b) for b in variances]
     if parent_total == 0:
-        return np.zeros_like(y)
-    active = np.ones(y.size, dtype=bool)
-    while True:                                       # active set: drop children that go negative
-        tau = (y[active].sum() - parent_total) / active.sum()
-        negative = active & (y - tau <= 0)
-        if not negative.any():
+        return np.zeros(len(y))
+    active = set(range(len(y)))
+    while True:                                    # drop the children the common tau would push below 0
+        tau = (sum(y[i] for i in active) - parent_total) / sum(v[i] for i in active)
+        out = {i for i in active if y[i] - tau * v[i] <= 0}
+        if not out:
             break
-        active &= ~negative
-    return np.where(active, y - tau, 0.0)
+        active -= out
+    return np.array([y[i] - tau * v[i] if i in active else 0.0 for i in range(len(y))])
 """,
     ],
     "tree_release": [

@@ -18,7 +18,12 @@ judged against the law of the summed privacy losses, N(eta, 2 eta), and a root f
 Probes: the worst single release (the old answer per release), the ratios added (L1), sqrt(k)
 times the largest ratio and the averaged sigmas (right for alike releases), no square root, basic
 composition at epsilon / k, the classic formula, e^epsilon overflowing at 800, the unsafe end of
-the bracket, NaN accepted. Exercise 6 asks for the epsilon of k reports of a
+the bracket, NaN accepted. Exercise 5 asks for the epsilon certified by a fair guessing game's
+score (wins out of rounds), at delta >= 0 (help(epsilon_lower_bound) hands over the two error
+rates' audit), judged against an exact one-sided binomial bound found in the test by bisection
+on the tail; probes: the two-sided interval at level alpha (help()'s level), the raw win rate,
+the upper end, delta left out, the loose cap e^eps / (1 + e^eps) + delta, the normal
+approximation, 1 - alpha for alpha, NaN accepted. Exercise 6 asks for the epsilon of k reports of a
 binary report mechanism (yes with probability a on bit 1, b on bit 0) by Renyi DP at the best real
 order, and the largest number of randomized-response reports within a budget (help(rdp_gaussian) and
 help(zcdp_to_dp) hand over the Gaussian's line and rho + 2 sqrt(rho ln(1/delta))); judged against
@@ -222,34 +227,27 @@ def private_survey(counts, epsilon, delta, neighbouring, rng):
     )
 
 
-def _empirical(
-    *,
-    fp_hi: str = "clopper_pearson(fp, a.size, alpha)[1]",
-    fn_hi: str = "clopper_pearson(fn, b.size, alpha)[1]",
-    pairs: str = "((1 - delta - fn_hi, fp_hi), (1 - delta - fp_hi, fn_hi))",
-    above: str = ">",
+_GAME_CHECK = """
+    if not (0 <= delta < 1 and 0 < alpha < 1):
+        raise ValueError("delta or alpha")
+    if not (0 <= wins <= rounds and rounds >= 1):
+        raise ValueError("counts")"""
+
+
+def _game(
+    low: str = "float(stats.beta.ppf(alpha, wins, rounds - wins + 1))",
+    ratio: str = "(p - delta) / (1.0 - p)",
     check: bool = True,
 ) -> str:
-    validation = (
-        """
-    if not (0 <= delta < 1 and 0 < alpha < 1):
-        raise ValueError("delta or alpha")"""
-        if check
-        else ""
-    )
-    below = "<=" if above == ">" else "<"
     return f"""
-def empirical_epsilon(outputs_d, outputs_d2, threshold, delta, alpha):{validation}
-    a, b = np.asarray(outputs_d), np.asarray(outputs_d2)
-    if a.size == 0 or b.size == 0:
-        raise ValueError("empty")
-    fp, fn = int((a {above} threshold).sum()), int((b {below} threshold).sum())
-    fp_hi, fn_hi = {fp_hi}, {fn_hi}
-    best = 0.0
-    for num, den in {pairs}:
-        if num > 0 and den > 0:
-            best = max(best, math.log(num / den))
-    return float(best)
+def game_epsilon(wins, rounds, delta, alpha):{_GAME_CHECK if check else ""}
+    if wins == 0:
+        return 0.0
+    p = {low}
+    if p >= 1.0:
+        return float("inf")
+    r = {ratio}
+    return float(math.log(r)) if r > 1.0 else 0.0
 """
 
 
@@ -515,25 +513,32 @@ def bootstrap_release_delta(n, k):
         ),
     ],
     "empirical_epsilon": [
-        ("raw rates, no confidence bound", _empirical(fp_hi="fp / a.size", fn_hi="fn / b.size")),
         (
-            "lower Clopper-Pearson ends",
-            _empirical(
-                fp_hi="clopper_pearson(fp, a.size, alpha)[0]",
-                fn_hi="clopper_pearson(fn, b.size, alpha)[0]",
+            "help(epsilon_lower_bound)'s bound (the old answer): the two-sided interval at level alpha, "
+            "one-sided alpha / 2",
+            _game(low="float(clopper_pearson(wins, rounds, alpha)[0])"),
+        ),
+        ("the raw win rate, no confidence bound", _game(low="wins / rounds")),
+        (
+            "the upper end of the win rate",
+            _game(low="float(clopper_pearson(wins, rounds, 2 * alpha)[1])"),
+        ),
+        ("delta left out", _game(ratio="p / (1.0 - p)")),
+        (
+            "the loose cap e^eps / (1 + e^eps) + delta (true, not sharp)",
+            _game(ratio="(p - delta) / (1.0 - p + delta) if p > delta else 0.0"),
+        ),
+        (
+            "the normal approximation for the exact bound",
+            _game(
+                low="wins / rounds - stats.norm.isf(alpha) * math.sqrt(wins * (rounds - wins) / rounds ** 3)"
             ),
         ),
-        ("only the first ratio", _empirical(pairs="((1 - delta - fn_hi, fp_hi),)")),
-        ("delta left out", _empirical(pairs="((1 - fn_hi, fp_hi), (1 - fp_hi, fn_hi))")),
         (
-            "one-sided bounds at level alpha",
-            _empirical(
-                fp_hi="clopper_pearson(fp, a.size, 2 * alpha)[1]",
-                fn_hi="clopper_pearson(fn, b.size, 2 * alpha)[1]",
-            ),
+            "1 - alpha for alpha",
+            _game(low="float(stats.beta.ppf(1 - alpha, wins, rounds - wins + 1))"),
         ),
-        ("NaN delta accepted", _empirical(check=False)),
-        (">= for > (ties at the threshold)", _empirical(above=">=")),
+        ("NaN delta accepted", _game(check=False)),
     ],
     "zcdp_composition": [
         (
@@ -784,36 +789,41 @@ def private_survey(counts, epsilon, delta, neighbouring, rng):
     ],
     "empirical_epsilon": [
         """
-def empirical_epsilon(outputs_d, outputs_d2, threshold, delta, alpha):
+def game_epsilon(wins, rounds, delta, alpha):
     if math.isnan(delta) or math.isnan(alpha) or not (0 <= delta < 1) or not (0 < alpha < 1):
         raise ValueError("bad delta or alpha")
-    a, b = np.asarray(outputs_d, dtype=float), np.asarray(outputs_d2, dtype=float)
-    if len(a) == 0 or len(b) == 0:
-        raise ValueError("empty outputs")
-
-    def upper(k, n):       # upper end of the two-sided Clopper-Pearson interval
-        return 1.0 if k == n else float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
-
-    fp_hi = upper(int(np.sum(a > threshold)), len(a))
-    fn_hi = upper(int(np.sum(~(b > threshold))), len(b))
-    candidates = [0.0]
-    if 1 - delta - fn_hi > 0:
-        candidates.append(math.log(1 - delta - fn_hi) - math.log(fp_hi))
-    if 1 - delta - fp_hi > 0:
-        candidates.append(math.log(1 - delta - fp_hi) - math.log(fn_hi))
-    return float(max(candidates))
+    if wins < 0 or rounds < 1 or wins > rounds or wins != int(wins) or rounds != int(rounds):
+        raise ValueError("bad counts")
+    wins, rounds = int(wins), int(rounds)
+    if wins == 0:
+        return 0.0
+    p = clopper_pearson(wins, rounds, 2 * alpha)[0]   # the low end alone holds with probability 1 - alpha
+    # win probability <= (e^eps + delta) / (1 + e^eps): solve for e^eps
+    e_eps = (p - delta) / (1 - p)
+    return float(max(0.0, math.log(e_eps))) if e_eps > 0 else 0.0
 """,
         """
-def empirical_epsilon(outputs_d, outputs_d2, threshold, delta, alpha):
-    if not (0.0 <= delta < 1.0) or not (0.0 < alpha < 1.0):
-        raise ValueError("delta must be in [0, 1) and alpha in (0, 1)")
-    a, b = np.ravel(outputs_d), np.ravel(outputs_d2)
-    if a.size * b.size == 0:
-        raise ValueError("empty outputs")
-    fp_hi = clopper_pearson(int(np.count_nonzero(a > threshold)), a.size, alpha)[1]
-    fn_hi = clopper_pearson(b.size - int(np.count_nonzero(b > threshold)), b.size, alpha)[1]
-    ratios = [(1 - delta - x) / y for x, y in ((fn_hi, fp_hi), (fp_hi, fn_hi))]
-    return float(max([0.0] + [math.log(r) for r in ratios if r > 0]))
+def game_epsilon(wins, rounds, delta, alpha):
+    from scipy import optimize
+    ok = 0.0 <= delta < 1.0 and 0.0 < alpha < 1.0 and 1 <= rounds and 0 <= wins <= rounds
+    if not ok:
+        raise ValueError("need 0 <= delta < 1, 0 < alpha < 1, 0 <= wins <= rounds, rounds >= 1")
+    losses = rounds - wins
+    if wins == 0:
+        return 0.0
+
+    def win_cap(eps):              # the most a guesser can win under (eps, delta)-DP
+        return (math.exp(eps) + delta) / (1 + math.exp(eps))
+
+    def tail(eps):                 # P[at least `wins` wins] if every round is won with probability win_cap(eps)
+        return stats.binom.sf(wins - 1, rounds, win_cap(eps))
+
+    if tail(0.0) >= alpha:         # a fair coin (plus delta) explains the score
+        return 0.0
+    hi = 1.0
+    while tail(hi) < alpha:
+        hi *= 2
+    return float(optimize.brentq(lambda e: tail(e) - alpha, 0.0, hi, xtol=1e-14, rtol=1e-14))
 """,
     ],
     "zcdp_composition": [

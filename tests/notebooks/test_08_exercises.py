@@ -6,7 +6,9 @@ whose derivations now come after the exercise; the noisy aggregation error and t
 view, HDPView-style; the private characteristic-function sketch and the mixture's characteristic
 function, PEARL-style; the witness against data-dependent clamping bounds, issue 39, whose
 hidden test decides every witness exactly; issue 40: the sensitivity of a capped per-key sum, the private
-cap on rows per user checked seed for seed against dplib; issue 50, item 9: the consistent children under weighted least squares (one variance per child;
+cap on rows per user checked seed for seed against dplib; issue 50, item 9: the tree of noisy counts under replace-one (the root public, 2h/epsilon below it;
+dplib hands over add/remove's (h + 1)/epsilon), its scale from a brute-force sensitivity in the test;
+the consistent children under weighted least squares (one variance per child;
 dplib hands over the equal-variance projection), judged against the KKT point computed in the test;
 the threshold of
 partition selection on weighted counts (Gopi et al. 2020; dplib hands over the Laplace rule's), whose
@@ -105,18 +107,25 @@ def consistent_children(noisy_children, variances, parent_total):
 """
 
 
-def _tree(scale: str, consistent: bool = False) -> str:
+def _tree(
+    scale: str, consistent: bool = False, root_exact: bool = True, draw: str = "rng.laplace"
+) -> str:
     noise = (
         (
             "leaves = exact[0] + rng.laplace(0.0, scale, size=exact[0].size)\n"
             "    out = [leaves]\n"
             "    while out[-1].size > 1:\n"
             "        out.append(out[-1].reshape(-1, branching).sum(axis=1))\n"
-            "    return out[::-1]"
+            "    out = out[::-1]\n"
+            "    out[0] = exact[-1].copy()\n"
+            "    return out"
         )
         if consistent
-        else "return [lv + rng.laplace(0.0, scale, size=lv.size) for lv in exact[::-1]]"
-    )
+        else "tree = [lv + {draw}(0.0, scale, size=lv.size) for lv in exact[::-1]]\n"
+        "    if {root_exact}:\n"
+        "        tree[0] = exact[-1].copy()\n"
+        "    return tree"
+    ).format(draw=draw, root_exact=root_exact)
     return f"""
 def tree_release(hist, epsilon, branching, rng):
     level = np.asarray(hist, dtype=float)
@@ -125,6 +134,7 @@ def tree_release(hist, epsilon, branching, rng):
         level = level.reshape(-1, branching).sum(axis=1)
         exact.append(level)
     levels = len(exact)
+    h = levels - 1
     scale = {scale}
     {noise}
 """
@@ -464,14 +474,21 @@ WRONG = {
         ),
     ],
     "tree_release": [
-        ("Lap(1/epsilon) per node (no split over levels)", _tree("1.0 / epsilon")),
         (
-            "levels miscounted: Lap(h/epsilon), the root left out",
-            _tree("max(levels - 1, 1) / epsilon"),
+            "help(hierarchical_histogram)'s add/remove tree: Lap((h + 1)/epsilon) on every node (the old answer)",
+            _tree("levels / epsilon", root_exact=False),
         ),
+        ("the add/remove scale (h + 1)/epsilon below an exact root", _tree("levels / epsilon")),
+        ("2 (h + 1)/epsilon: the root counted too", _tree("2 * levels / epsilon")),
+        ("h/epsilon: a replacement counted as one change per level", _tree("h / epsilon")),
+        ("2/epsilon: one level's sensitivity for the whole tree", _tree("2.0 / epsilon")),
         (
             "noisy leaves summed up (a consistent tree, correlated noise)",
-            _tree("levels / epsilon", consistent=True),
+            _tree("2 * h / epsilon", consistent=True),
+        ),
+        (
+            "rng ignored: numpy's global generator",
+            _tree("2 * h / epsilon", draw="np.random.laplace"),
         ),
     ],
     "tree_range_query": [
@@ -725,10 +742,10 @@ def tree_release(hist, epsilon, branching, rng):
     rng.random({burn})
     leaves = np.array(hist, dtype=float)
     h = int(round(math.log(leaves.size, branching))) if leaves.size > 1 else 0
-    out = []
-    for level in range(h + 1):
+    out = [np.array([leaves.sum()])]                     # the panel's size, public
+    for level in range(1, h + 1):
         exact = leaves.reshape(branching ** level, -1).sum(axis=1)
-        out.append(exact + rng.laplace(0.0, (h + 1) / epsilon, size=exact.size))
+        out.append(exact + rng.laplace(0.0, 2 * h / epsilon, size=exact.size))   # two nodes per level move
     return out
 """,
         """
@@ -737,8 +754,9 @@ def tree_release(hist, epsilon, branching, rng):
     levels = [np.asarray(hist, dtype=float)]
     while len(levels[0]) > 1:
         levels.insert(0, levels[0].reshape(-1, branching).sum(axis=1))
-    b = len(levels) / epsilon
-    return [lv + b * (rng.exponential(size=lv.size) - rng.exponential(size=lv.size)) for lv in levels]
+    b = 2 * (len(levels) - 1) / epsilon
+    noisy = [lv + b * (rng.exponential(size=lv.size) - rng.exponential(size=lv.size)) for lv in levels[1:]]
+    return [levels[0].copy()] + noisy
 """,
     ],
     "tree_range_query": [

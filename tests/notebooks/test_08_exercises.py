@@ -6,7 +6,9 @@ whose derivations now come after the exercise; the noisy aggregation error and t
 view, HDPView-style; the private characteristic-function sketch and the mixture's characteristic
 function, PEARL-style; the witness against data-dependent clamping bounds, issue 39, whose
 hidden test decides every witness exactly; issue 40: the sensitivity of a capped per-key sum, the private
-cap on rows per user checked seed for seed against dplib; issue 50, item 9: the tree of noisy counts under replace-one (the root public, 2h/epsilon below it;
+cap on rows per user checked seed for seed against dplib; issue 50, item 9: the fewest signed nodes for a range (dplib hands over the greedy cover of additions),
+sizes against a brute force over signed node sets and the test's own recursion;
+the tree of noisy counts under replace-one (the root public, 2h/epsilon below it;
 dplib hands over add/remove's (h + 1)/epsilon), its scale from a brute-force sensitivity in the test;
 the consistent children under weighted least squares (one variance per child;
 dplib hands over the equal-variance projection), judged against the KKT point computed in the test;
@@ -140,23 +142,43 @@ def tree_release(hist, epsilon, branching, rng):
 """
 
 
-_RANGE = """
-def tree_range_query(levels, lo, hi, branching):
-    height = len(levels) - 1
-    if hi <= lo:
-        return 0.0
+_GREEDY = """
+def greedy(lo, hi, height, branching, sign=1, level=0, index=0):
+    # help(range_decomposition): a node inside the range whole, a node cut by it replaced by its children
+    width = branching ** (height - level)
+    start, stop = index * width, (index + 1) * width
+    if stop <= lo or start >= hi or hi <= lo:
+        return []
+    if lo <= start and stop <= hi:
+        return [(level, index, sign)]
+    return [t for j in range(branching) for t in greedy(lo, hi, height, branching, sign, level + 1, branching * index + j)]
+"""
 
-    def visit(level, index):
+_SIGNED = """
+def signed_cover(lo, hi, height, branching):
+    def cheapest(level, index, u):
         width = branching ** (height - level)
         start, stop = index * width, (index + 1) * width
-        if stop <= lo or start >= hi:
-            return 0.0
-        if {inside}:
-            return float(levels[level][index])
-        return sum(visit(level + 1, branching * index + j) for j in range(branching))
+        overlap = max(0, min(stop, hi) - max(start, lo))
+        if overlap in (0, width):
+            value = (1 if overlap else 0) - u
+            return [] if value == 0 else [(level, index, {leaf_sign})]
+        kids = [(level + 1, branching * index + j) for j in range(branching)]
+        without = [t for lv, i in kids for t in cheapest(lv, i, u)]
+        take = [(level, index, {node_sign})] + [t for lv, i in kids for t in cheapest(lv, i, 1 - u)]
+        return without if {prefer} else take
 
-    return float({start})
+    return cheapest(0, 0, 0) if hi > lo else []
 """
+
+
+def _signed(
+    leaf_sign: str = "value",
+    node_sign: str = "1 - 2 * u",
+    prefer: str = "len(without) <= len(take)",
+) -> str:
+    return _SIGNED.format(leaf_sign=leaf_sign, node_sign=node_sign, prefer=prefer)
+
 
 _CHECK_AE = """
     if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not math.isfinite(epsilon) or epsilon <= 0:
@@ -493,23 +515,40 @@ WRONG = {
     ],
     "tree_range_query": [
         (
-            "sum of the leaves only",
-            _RANGE.format(
-                inside="level == height and lo <= start and stop <= hi", start="visit(0, 0)"
+            "help(range_decomposition)'s greedy cover, additions only (the old answer)",
+            _GREEDY
+            + "\n\ndef signed_cover(lo, hi, height, branching):\n    return greedy(lo, hi, height, branching)\n",
+        ),
+        (
+            "the complement taken at the root only",
+            _GREEDY
+            + """
+
+def signed_cover(lo, hi, height, branching):
+    plain = greedy(lo, hi, height, branching)
+    if hi <= lo:
+        return plain
+    outside = greedy(0, lo, height, branching, -1) + greedy(hi, branching**height, height, branching, -1)
+    return plain if len(plain) <= 1 + len(outside) else [(0, 0, 1)] + outside
+""",
+        ),
+        ("every sign +1", _signed(leaf_sign="1", node_sign="1")),
+        (
+            "a node taken whole whenever the range covers more than half of it",
+            _signed(prefer="2 * max(0, min(start + width, hi) - max(start, lo)) <= width"),
+        ),
+        (
+            "the closed range [lo, hi]",
+            _signed().replace(
+                "overlap = max(0, min(stop, hi) - max(start, lo))",
+                "overlap = max(0, min(stop, hi + 1) - max(start, lo))",
             ),
         ),
         (
-            "inclusive upper end [lo, hi]",
-            _RANGE.replace(
-                "    height = len(levels) - 1\n",
-                "    height = len(levels) - 1\n    hi = min(hi + 1, branching ** height)\n",
-            ).format(inside="lo <= start and stop <= hi", start="visit(0, 0)"),
-        ),
-        (
-            "never uses the root (starts at level 1)",
-            _RANGE.format(
-                inside="lo <= start and stop <= hi",
-                start="sum(visit(1, j) for j in range(branching)) if height else levels[0][0]",
+            "levels counted from the leaves",
+            _signed().replace(
+                "return cheapest(0, 0, 0) if hi > lo else []",
+                "return [(height - l, i, s) for l, i, s in cheapest(0, 0, 0)] if hi > lo else []",
             ),
         ),
     ],
@@ -761,33 +800,50 @@ def tree_release(hist, epsilon, branching, rng):
     ],
     "tree_range_query": [
         """
-def tree_range_query(levels, lo, hi, branching):
-    height = len(levels) - 1
-    total = 0.0
-    for level in range(height + 1):                   # a node inside the range whose parent is not
-        width = branching ** (height - level)
-        for i in range(-(-lo // width), hi // width):
-            parent_inside = level > 0 and lo <= (i // branching) * width * branching and \\
-                ((i // branching) + 1) * width * branching <= hi
-            if not parent_inside:
-                total += float(levels[level][i])
-    return float(total)
+from functools import lru_cache
+
+
+def signed_cover(lo, hi, height, branching):
+    if hi <= lo:
+        return []
+
+    @lru_cache(maxsize=None)
+    def best(level, index, flip):
+        # the target on this node: 1 on [lo, hi), 0 elsewhere, minus 1 everywhere when flip
+        w = branching ** (height - level)
+        a = max(index * w, lo)
+        inside = max(0, min((index + 1) * w, hi) - a)
+        if inside == 0 or inside == w:
+            v = int(inside == w) - int(flip)
+            return () if v == 0 else ((level, index, v),)
+        kids = range(branching * index, branching * index + branching)
+        skip = sum((best(level + 1, k, flip) for k in kids), ())
+        whole = ((level, index, -1 if flip else 1),) + sum((best(level + 1, k, not flip) for k in kids), ())
+        return whole if len(whole) < len(skip) else skip
+
+    return list(best(0, 0, False))
 """,
         """
-def tree_range_query(levels, lo, hi, branching):
-    height = len(levels) - 1
-    stack, total = [(0, 0)], 0.0
-    while stack:
-        level, i = stack.pop()
+def signed_cover(lo, hi, height, branching):
+    def both(level, index):
+        # (fewest nodes for 1 on the range, fewest for -1 off the range), restricted to this node's cells
         w = branching ** (height - level)
-        a, b = i * w, i * w + w
-        if b <= lo or a >= hi or hi <= lo:
-            continue
-        if lo <= a and b <= hi:
-            total += levels[level][i]
-        else:
-            stack.extend((level + 1, i * branching + j) for j in range(branching))
-    return float(total)
+        s, e = index * w, index * w + w
+        cut = max(0, min(e, hi) - max(s, lo))
+        if cut == 0:
+            return [], [(level, index, -1)]
+        if cut == w:
+            return [(level, index, 1)], []
+        pos, neg = [], []
+        for j in range(branching):
+            p, n = both(level + 1, branching * index + j)
+            pos += p
+            neg += n
+        pos2 = [(level, index, 1)] + neg          # the whole node, minus what lies off the range
+        neg2 = [(level, index, -1)] + pos         # minus the whole node, plus what lies on the range
+        return min(pos, pos2, key=len), min(neg, neg2, key=len)
+
+    return both(0, 0)[0] if hi > lo else []
 """,
     ],
     "noisy_aggregation_error": [

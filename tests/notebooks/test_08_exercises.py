@@ -6,7 +6,9 @@ whose derivations now come after the exercise; the noisy aggregation error and t
 view, HDPView-style; the private characteristic-function sketch and the mixture's characteristic
 function, PEARL-style; the witness against data-dependent clamping bounds, issue 39, whose
 hidden test decides every witness exactly; issue 40: the sensitivity of a capped per-key sum, the private
-cap on rows per user checked seed for seed against dplib; issue 50, item 9: the fewest signed nodes for a range (dplib hands over the greedy cover of additions),
+cap on rows per user checked seed for seed against dplib; issue 50, item 9: the capped sum's sensitivities with a cap on each user's total too (dplib hands
+over m r B and sqrt(m) r B), against the test's enumeration of the change's vertices;
+the fewest signed nodes for a range (dplib hands over the greedy cover of additions),
 sizes against a brute force over signed node sets and the test's own recursion;
 the tree of noisy counts under replace-one (the root public, 2h/epsilon below it;
 dplib hands over add/remove's (h + 1)/epsilon), its scale from a brute-force sensitivity in the test;
@@ -380,18 +382,25 @@ _AUDIT_CALL = (
 _WORST = "[0.0] * 10, [200_000.0] + [0.0] * 9"
 
 
-def _capped(l1: str, l2: str, check_finite: bool = True) -> str:
-    finite = "not math.isfinite(value_bound) or " if check_finite else ""
+def _capped(l1: str, l2: str, check_nan: bool = True) -> str:
+    nan = "math.isnan(user_total) or " if check_nan else ""
     return f"""
-def capped_sum_sensitivity(max_partitions, max_rows, value_bound):
+def capped_sum_sensitivity(max_partitions, max_rows, value_bound, user_total):
     for cap in (max_partitions, max_rows):
         if isinstance(cap, bool) or not isinstance(cap, (int, np.integer)) or cap < 1:
             raise ValueError("caps")
-    if {finite}value_bound < 0:
+    if not math.isfinite(value_bound) or value_bound < 0:
         raise ValueError("value_bound")
-    m, r, b = int(max_partitions), int(max_rows), float(value_bound)
+    if {nan}user_total < 0:
+        raise ValueError("user_total")
+    m, r, b, c = int(max_partitions), int(max_rows), float(value_bound), float(user_total)
+    k = m if not c < m * r * b else (math.floor(c / (r * b)) if r * b > 0 else 0)
+    rest = min(r * b, c - k * r * b) if k < m else 0.0
     return float({l1}), float({l2})
 """
+
+
+_L1 = "min(m * r * b, c)"
 
 
 def _cap(call: str) -> str:
@@ -655,14 +664,26 @@ def signed_cover(lo, hi, height, branching):
     ],
     "contribution_capped_sum": [
         (
-            "L2 = sqrt(m r) B: the square root taken of the rows too",
-            _capped("m * r * b", "math.sqrt(m * r) * b"),
+            "help(dplib.contribution_sensitivity)'s pair, the total cap ignored (the old answer)",
+            _capped("m * r * b", "math.sqrt(m) * r * b"),
         ),
-        ("the L1 bound returned as the L2 one", _capped("m * r * b", "m * r * b")),
-        ("the rows per key forgotten: m B and sqrt(m) B", _capped("m * b", "math.sqrt(m) * b")),
+        ("L2 = min(sqrt(m) r B, C)", _capped(_L1, "min(math.sqrt(m) * r * b, c)")),
         (
-            "NaN and infinite value bounds accepted",
-            _capped("m * r * b", "math.sqrt(m) * r * b", check_finite=False),
+            "L2 with the total spread evenly over the m keys",
+            _capped(_L1, "math.sqrt(m) * min(r * b, c / m)"),
+        ),
+        ("L2 without the last, partly filled key", _capped(_L1, "math.sqrt(k) * r * b")),
+        (
+            "L2 = sqrt(L1 Linf), a bound that is not tight",
+            _capped(_L1, "math.sqrt(min(m * r * b, c) * r * b)"),
+        ),
+        (
+            "L2 with the last key filled up (ceil)",
+            _capped(_L1, "math.sqrt(m if not c < m * r * b else math.ceil(c / (r * b))) * r * b"),
+        ),
+        (
+            "NaN user_total accepted",
+            _capped(_L1, "math.sqrt(k * (r * b) ** 2 + rest**2)", check_nan=False),
         ),
     ],
     "contribution_rows_cap": [
@@ -1087,26 +1108,39 @@ def autobound_witness():
     ],
     "contribution_capped_sum": [
         """
-def capped_sum_sensitivity(max_partitions, max_rows, value_bound):
+def capped_sum_sensitivity(max_partitions, max_rows, value_bound, user_total):
     import numbers
     if not all(isinstance(c, numbers.Integral) and not isinstance(c, bool) and c >= 1
                for c in (max_partitions, max_rows)):
         raise ValueError("max_partitions and max_rows are integers >= 1")
     if not (isinstance(value_bound, numbers.Real) and math.isfinite(value_bound) and value_bound >= 0):
         raise ValueError("value_bound is a finite number >= 0")
-    worst = np.full(int(max_partitions), float(max_rows) * float(value_bound))   # the worst user's change
-    return float(np.abs(worst).sum()), float(np.linalg.norm(worst))
+    if not (isinstance(user_total, numbers.Real) and user_total >= 0):   # NaN fails the comparison
+        raise ValueError("user_total is a number >= 0")
+    # greedy: fill the keys one by one up to r B while the total lasts
+    left, change = float(user_total), []
+    for _ in range(int(max_partitions)):
+        amount = min(float(max_rows) * float(value_bound), left)
+        change.append(amount)
+        left -= amount
+    change = np.array(change)
+    return float(change.sum()), float(np.linalg.norm(change))
 """,
         """
-def capped_sum_sensitivity(max_partitions, max_rows, value_bound):
+def capped_sum_sensitivity(max_partitions, max_rows, value_bound, user_total):
     for v in (max_partitions, max_rows):
         if type(v) is bool or int(v) != v or v < 1:
             raise ValueError("caps")
-    b = float(value_bound)
-    if b != b or b in (math.inf, -math.inf) or b < 0:
-        raise ValueError("value_bound")
+    b, c = float(value_bound), float(user_total)
+    if b != b or b in (math.inf, -math.inf) or b < 0 or c != c or c < 0:
+        raise ValueError("bounds")
     per_key = max_rows * b
-    return float(max_partitions * per_key), float(math.sqrt(max_partitions * per_key**2))
+    if per_key == 0 or c == 0:
+        return 0.0, 0.0
+    whole, extra = divmod(c, per_key) if c < math.inf else (math.inf, 0.0)
+    if whole >= max_partitions:
+        return float(max_partitions * per_key), float(math.sqrt(max_partitions) * per_key)
+    return float(c), float(math.hypot(math.sqrt(whole) * per_key, extra))
 """,
     ],
     "contribution_rows_cap": [

@@ -6,7 +6,9 @@ whose derivations now come after the exercise; the noisy aggregation error and t
 view, HDPView-style; the private characteristic-function sketch and the mixture's characteristic
 function, PEARL-style; the witness against data-dependent clamping bounds, issue 39, whose
 hidden test decides every witness exactly; issue 40: the sensitivity of a capped per-key sum, the private
-cap on rows per user checked seed for seed against dplib; issue 50, item 9: the capped sum's sensitivities with a cap on each user's total too (dplib hands
+cap on rows per user checked seed for seed against dplib; issue 50, item 9: the private cap on rows per (user, key), one value per user (their largest count in
+one key), seed for seed against dplib.private_quantiles (dplib's private_rows_cap hands over rows per user);
+the capped sum's sensitivities with a cap on each user's total too (dplib hands
 over m r B and sqrt(m) r B), against the test's enumeration of the change's vertices;
 the fewest signed nodes for a range (dplib hands over the greedy cover of additions),
 sizes against a brute force over signed node sets and the test's own recursion;
@@ -405,10 +407,28 @@ _L1 = "min(m * r * b, c)"
 
 def _cap(call: str) -> str:
     return f"""
-def rows_cap(user_ids, epsilon, rng):
-    _, per_user = np.unique(np.asarray(user_ids), return_counts=True)
+def rows_cap(user_ids, keys, epsilon, rng):
+    user_ids, keys = np.asarray(user_ids), np.asarray(keys)
+    if user_ids.shape != keys.shape or not (math.isfinite(epsilon) and epsilon > 0):
+        raise ValueError("bad input")
+    _, users = np.unique(user_ids, return_inverse=True)
+    _, kidx = np.unique(keys, return_inverse=True)
+    pairs, per_pair = np.unique(np.stack([users, kidx]), axis=1, return_counts=True)
+    largest = np.zeros(users.max() + 1)
+    np.maximum.at(largest, pairs[0], per_pair)
+    smallest = np.full(users.max() + 1, np.inf)
+    np.minimum.at(smallest, pairs[0], per_pair)
+    total = np.bincount(users).astype(float)
+    mean = total / np.bincount(pairs[0])
     return int({call})
 """
+
+
+def _pq(
+    values: str, level: str = "0.9", grid: str = "np.arange(1, 101)", eps: str = "epsilon"
+) -> str:
+    lower = "0" if "0, 101" in grid else "1"
+    return f"dplib.private_quantiles({values}, [{level}], {lower}, 100, {eps}, grid={grid}, rng=rng)[0]"
 
 
 def _weighted(
@@ -688,26 +708,20 @@ def signed_cover(lo, hi, height, branching):
     ],
     "contribution_rows_cap": [
         (
+            "help(dplib.private_rows_cap)'s value: rows per user in all keys (the old answer)",
+            _cap(_pq("total")),
+        ),
+        ("one value per (user, key) pair: private for pairs, not users", _cap(_pq("per_pair"))),
+        ("each user's smallest rows in one key", _cap(_pq("smallest"))),
+        ("each user's mean rows per key", _cap(_pq("mean"))),
+        (
             "candidates 0..100 (a cap of 0 rows allowed)",
-            _cap(
-                "dplib.private_quantiles(per_user, [0.9], 0, 100, epsilon, grid=np.arange(0, 101), rng=rng)[0]"
-            ),
+            _cap(_pq("largest", grid="np.arange(0, 101)")),
         ),
-        (
-            "half the budget (epsilon / 2)",
-            _cap(
-                "dplib.private_quantiles(per_user, [0.9], 1, 100, epsilon / 2, grid=np.arange(1, 101), rng=rng)[0]"
-            ),
-        ),
-        (
-            "the median instead of the 0.9 quantile",
-            _cap(
-                "dplib.private_quantiles(per_user, [0.5], 1, 100, epsilon, grid=np.arange(1, 101), rng=rng)[0]"
-            ),
-        ),
+        ("half the budget (epsilon / 2)", _cap(_pq("largest", eps="epsilon / 2"))),
         (
             "the exact quantile, not private (rng ignored)",
-            _cap("np.clip(np.ceil(np.quantile(per_user, 0.9)), 1, 100) if per_user.size else 1"),
+            _cap("np.clip(np.ceil(np.quantile(largest, 0.9)), 1, 100)"),
         ),
     ],
     "partition_laplace_threshold": [
@@ -1145,20 +1159,34 @@ def capped_sum_sensitivity(max_partitions, max_rows, value_bound, user_total):
     ],
     "contribution_rows_cap": [
         """
-def rows_cap(user_ids, epsilon, rng):
+def rows_cap(user_ids, keys, epsilon, rng):
     from collections import Counter
-    counts = list(Counter(list(user_ids)).values())
-    return int(dplib.private_quantiles(counts, [0.9], 1, 100, epsilon, grid=np.arange(1, 101), rng=rng)[0])
+    if len(user_ids) != len(keys):
+        raise ValueError("one user and one key per row")
+    if not (isinstance(epsilon, (int, float)) and 0 < epsilon < math.inf):
+        raise ValueError("epsilon")
+    largest = {}
+    for (user, _), n in Counter(zip(list(user_ids), list(keys))).items():
+        largest[user] = max(largest.get(user, 0), n)
+    values = list(largest.values())
+    return int(dplib.private_quantiles(values, [0.9], 1, 100, epsilon, grid=np.arange(1, 101), rng=rng)[0])
 """,
         """
-def rows_cap(user_ids, epsilon, rng):
-    ids = np.sort(np.asarray(user_ids))
-    if ids.size:
-        edges = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1], True])
-        runs = np.diff(edges)
-    else:
-        runs = np.zeros(0)
-    return int(dplib.private_quantiles(runs, [0.9], 1, 100, epsilon, grid=100, rng=rng)[0])
+def rows_cap(user_ids, keys, epsilon, rng):
+    u, k = np.asarray(user_ids), np.asarray(keys)
+    if u.size != k.size or np.ndim(u) != 1:
+        raise ValueError("user_ids and keys: one entry per row")
+    if not np.isfinite(epsilon) or epsilon <= 0:
+        raise ValueError("epsilon")
+    ui = np.unique(u, return_inverse=True)[1]
+    ki = np.unique(k, return_inverse=True)[1]
+    code = ui.astype(np.int64) * (ki.max() + 1 if ki.size else 1) + ki      # one code per (user, key)
+    codes, rows = np.unique(code, return_counts=True)
+    owner = codes // (ki.max() + 1 if ki.size else 1)
+    order = np.lexsort((-rows, owner))                        # each user's largest count first
+    first = np.r_[True, owner[order][1:] != owner[order][:-1]]
+    values = rows[order][first]
+    return int(dplib.private_quantiles(values, [0.9], 1, 100, epsilon, grid=100, rng=rng)[0])
 """,
     ],
     "partition_laplace_threshold": [

@@ -406,6 +406,21 @@ def main(argv: list[str] | None = None) -> int:
     pipeline.add_grading_arguments(p)
     p.set_defaults(func=cmd_handin)
     p = sub.add_parser(
+        "exchange",
+        help="the HTTP exchange as a JupyterHub service (docs/jupyterhub.md: no shared disk)",
+    )
+    p.add_argument("action", choices=("serve",))
+    p.add_argument(
+        "--database",
+        default=None,
+        help="SQLAlchemy URL (default: sqlite in --volume; postgresql+psycopg://... on a real hub)",
+    )
+    p.add_argument(
+        "--volume", type=Path, default=paths.BUILD / "exchange", help="the archives' folder"
+    )
+    p.add_argument("--max-mb", type=float, default=20.0, help="size limit of one hand-in (MB)")
+    p.set_defaults(func=cmd_exchange)
+    p = sub.add_parser(
         "lms-export", help="final grades from the gradebook as a Canvas or Moodle import CSV"
     )
     p.add_argument("--system", choices=("canvas", "moodle"), required=True)
@@ -475,12 +490,40 @@ def cmd_handin(args) -> int:
             service.drain()
             return 0
         try:
-            service.serve(poll_seconds=args.poll)
+            server.serve(poll_seconds=args.poll)
         except KeyboardInterrupt:
             print("handin: stopped (a submission being graded is graded again at the next start)")
         return 0
     finally:
         service_context.__exit__(None, None, None)
+
+
+def cmd_exchange(args) -> int:
+    """The HTTP exchange, run by the hub as a managed service (its address and token from the hub)."""
+    import os
+
+    from coursetools.exchange import server
+
+    needed = ("JUPYTERHUB_API_URL", "JUPYTERHUB_API_TOKEN", "JUPYTERHUB_SERVICE_URL")
+    missing = [name for name in needed if not os.environ.get(name)]
+    if missing:
+        print(
+            f"exchange: run by JupyterHub as a service ({', '.join(missing)} not set)",
+            file=sys.stderr,
+        )
+        return 2
+    volume = Path(args.volume)
+    volume.mkdir(parents=True, exist_ok=True)
+    server.serve(
+        database=args.database or f"sqlite:///{volume / 'exchange.sqlite'}",
+        volume=str(volume),
+        max_bytes=int(args.max_mb * 1024 * 1024),
+        api_url=os.environ["JUPYTERHUB_API_URL"],
+        api_token=os.environ["JUPYTERHUB_API_TOKEN"],
+        service_url=os.environ["JUPYTERHUB_SERVICE_URL"],
+        prefix=os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/"),
+    )
+    return 0
 
 
 def cmd_lms_export(args) -> int:

@@ -121,16 +121,50 @@ if os.environ.get("COURSE_HANDIN", "1") != "0":
         }
     )
 
+roles = []
+# The exchange over HTTP (COURSE_EXCHANGE=http; docs/jupyterhub.md, "No shared disk"): a managed
+# service that keeps releases, hand-ins and feedback in its own database and volume, and knows each
+# user by their hub token, as servers on Kubernetes need (one OS user, no shared folder). The
+# course's roles are the hub groups formgrade-<course> (instructors) and nbgrader-<course>
+# (students); the service reads them with its own token (scope read:groups).
+HTTP_EXCHANGE = os.environ.get("COURSE_EXCHANGE", "files") == "http"
+EXCHANGE_URL = ""
+if HTTP_EXCHANGE:
+    exchange_port = int(os.environ.get("EXCHANGE_PORT", "8765"))
+    volume = Path(os.environ.get("EXCHANGE_VOLUME", str(STATE / "exchange")))
+    services.append(
+        {
+            "name": "exchange",
+            "url": f"http://127.0.0.1:{exchange_port}",
+            "command": [
+                sys.executable, "-m", "coursetools", "exchange", "serve",
+                "--volume", str(volume),
+                *(["--database", os.environ["EXCHANGE_DATABASE"]] if os.environ.get("EXCHANGE_DATABASE") else []),
+                "--max-mb", os.environ.get("EXCHANGE_MAX_MB", "20"),
+            ],
+            "cwd": str(HERE.parent),
+            "environment": {"PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}"},
+        }
+    )
+    roles.append({"name": "exchange", "scopes": ["read:groups"], "services": ["exchange"]})
+    c.JupyterHub.load_groups = {
+        f"formgrade-{COURSE_ID}": {"users": sorted(INSTRUCTORS)},
+        f"nbgrader-{COURSE_ID}": {"users": sorted(STUDENTS)},
+    }
+    # the servers reach the service directly; every request is checked against the hub anyway
+    EXCHANGE_URL = f"http://127.0.0.1:{exchange_port}/services/exchange"
+
 token = os.environ.get("COURSE_HUB_ADMIN_TOKEN")
 if token:
     services.append({"name": "course-admin", "api_token": token})
-    c.JupyterHub.load_roles = [
+    roles.append(
         {
             "name": "course-admin",
             "scopes": ["admin:users", "admin:servers", "tokens", "list:users", "read:users"],
             "services": ["course-admin"],
         }
-    ]
+    )
+c.JupyterHub.load_roles = roles
 c.JupyterHub.services = services
 
 
@@ -151,6 +185,8 @@ def _per_user_settings(spawner):
     }
     if DEMO:
         env["COURSE_HUB_DEMO"] = "1"
+    if HTTP_EXCHANGE:
+        env["NBGRADER_EXCHANGE_URL"] = EXCHANGE_URL
     spawner.environment.update(env)
     if role == "instructor":
         spawner.notebook_dir = str(COURSE_ROOT)  # the formgrader's links resolve from here

@@ -55,6 +55,8 @@ SLOW_FILES = {
     "notebooks/test_solutions_run.py": "executes every solution notebook",
     "coursetools/test_student_copy.py": "runs the student copy command",
     "coursetools/grading/trusted/test_runner.py": "starts trusted runners",
+    "coursetools/exchange/test_server.py": "runs a JupyterHub and the exchange service",
+    "coursetools/exchange/test_client.py": "runs a JupyterHub and nbgrader's commands",
     **{
         f"notebooks/test_0{n}_exercises.py": "grades wrong answers with the trusted grader"
         for n in range(10)

@@ -85,6 +85,10 @@ FORBIDDEN = (
 
 #: importer -> the only course modules (``coursetools.*``) it may import, and why.
 ONLY = {
+    "coursetools.exchange.client": (
+        ("coursetools.exchange.client", "coursetools.exchange.archive"),
+        "nbgrader's exchange classes run in every student's server: the archive format and no more",
+    ),
     TRUSTED: (
         (TRUSTED, BRIDGE, LIMITS, FRAMING),
         "the trusted runner imports no code that launches or talks to the student's kernel",
@@ -232,6 +236,7 @@ def test_the_tree_has_the_three_products_and_the_grader_two_sides(graph):
         "coursetools.__main__",
     } | {
         "coursetools.grading",
+        "coursetools.exchange",
         "coursetools.book",
         "coursetools.authoring",
     }

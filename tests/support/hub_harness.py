@@ -81,16 +81,26 @@ class Hub:
                     waiting.discard(user)
             time.sleep(0.5)
         assert not waiting, f"servers never became ready: {sorted(waiting)}"
+        self.issue_tokens(users)
+
+    def issue_tokens(self, users, expires_in: int = 3600) -> None:
+        """An API token of each user's own (as the hub puts in their server's environment)."""
         for user in users:
-            self.tokens[user] = self.call(
-                "POST", f"/hub/api/users/{user}/tokens", self.admin,
-                data={"note": "end-to-end test", "expires_in": 3600},
-            )["token"]
+            self.tokens[user] = self.new_token(user, expires_in)
+
+    def new_token(self, user: str, expires_in: int = 3600) -> str:
+        return self.call(
+            "POST",
+            f"/hub/api/users/{user}/tokens",
+            self.admin,
+            data={"note": "end-to-end test", "expires_in": expires_in},
+        )["token"]
 
 
 @contextlib.contextmanager
-def running_hub(course: Path, **extra_env: str) -> Iterator[Hub]:
-    """The hub of ``deploy/jupyterhub_config.py`` for ``course``, its three servers started."""
+def running_hub(course: Path, *, servers: bool = True, **extra_env: str) -> Iterator[Hub]:
+    """The hub of ``deploy/jupyterhub_config.py`` for ``course``, its three servers started
+    (``servers=False``: none started, and each user gets an API token of their own)."""
     state = course.parent / "hub-state"
     port = _free_port()
     admin = secrets.token_hex(16)
@@ -112,7 +122,10 @@ def running_hub(course: Path, **extra_env: str) -> Iterator[Hub]:
     log = (course.parent / "hub.log").open("wb")
     process = subprocess.Popen(
         [str(BIN / "jupyterhub"), "-f", str(ROOT / "deploy" / "jupyterhub_config.py")],
-        cwd=course.parent, env=env, stdout=log, stderr=subprocess.STDOUT,
+        cwd=course.parent,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
         start_new_session=True,
     )
     running = Hub(f"http://127.0.0.1:{port}", admin)
@@ -128,7 +141,10 @@ def running_hub(course: Path, **extra_env: str) -> Iterator[Hub]:
                     course.parent / "hub.log"
                 )
                 time.sleep(0.5)
-        running.start_servers(USERS)
+        if servers:
+            running.start_servers(USERS)
+        else:
+            running.issue_tokens(USERS)
         yield running
     finally:
         process.terminate()  # the hub stops the servers it spawned

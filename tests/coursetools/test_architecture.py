@@ -32,6 +32,13 @@ FRAMING = "coursetools.grading.framing"
 
 #: (importer, imported, reason): no module under ``importer`` imports anything under ``imported``.
 FORBIDDEN = (
+    (
+        "coursetools.exchange",
+        "coursetools.grading",
+        "the hand-in service uses the exchange, not the reverse",
+    ),
+    ("coursetools.exchange", "coursetools.cli", "the command line runs the exchange service"),
+    ("coursetools.exchange", "coursetools.book", "the exchange moves files; it renders nothing"),
     ("dplib", "coursetools", "dplib is a DP library a reader can use outside the course"),
     ("coursetools.book", "coursetools.grading", "the book does not import the grader"),
     ("coursetools.book", "coursetools.cli", "the command line drives the book, not the reverse"),

@@ -23,6 +23,13 @@ bits recovered against the secret drawn in the test; probes: least squares (the 
 implausible answers dropped then least squares, the absolute-error fit rounded at the median or
 not rounded, the first n answers solved; alternatives: trimmed least squares and a soft-L1 fit.
 
+Exercise 5 (issue 50, item 9) asks for the smallest bound on the mean privacy loss of one
+epsilon-DP release (epsilon tanh(epsilon / 2), randomized response's), judged against the worst
+two-output pair found in the test, and the largest k it certifies in advanced composition's
+proof; probes: epsilon (e^epsilon - 1) (``help(dplib.advanced_composition)``, the old answer),
+epsilon^2 / 2, tanh(epsilon / 2), epsilon tanh(epsilon), exp overflowing, floor by //, delta
+charged where sequential composition needs none, NaN accepted, the search capped at 100 000.
+
 Exercise 7 (issue 50, item 9) asks for the L1 sensitivity of a 0/1 workload when one person ticks
 at most c distinct boxes (the sum of the c largest column sums), judged against a brute force over
 every set of at most c boxes computed in the test; probes: the largest column sum
@@ -210,23 +217,23 @@ _MR_CHECK = """
         raise ValueError("delta_total must be < 1")"""
 
 
+_TANH = "epsilon * math.tanh(epsilon / 2)"
+
+
 def _max_releases(
     *,
-    advanced: str = "epsilon * math.sqrt(2 * k * math.log(1 / delta_prime)) + k * epsilon * math.expm1(epsilon)",
-    guard: bool = True,
+    mu: str = _TANH,
+    advanced: str = "k * mean_loss_bound(epsilon) + epsilon * math.sqrt(2 * k * math.log(1 / delta_prime))",
     sequential: str = _SEQUENTIAL,
     check: str = _MR_CHECK,
     bisect: str = _BISECT.format(ret_seq="seq", ret="max(seq, lo)"),
 ) -> str:
-    g = (
-        """
-    if epsilon > 700:
-        return math.inf"""
-        if guard
-        else ""
-    )
     return f"""
-def advanced_epsilon(epsilon, k, delta_prime):{g}
+def mean_loss_bound(epsilon):
+    return float({mu})
+
+
+def advanced_epsilon(epsilon, k, delta_prime):
     return float({advanced})
 
 
@@ -451,6 +458,27 @@ def reconstruct_bits(subsets, answers):
     ],
     "max_releases": [
         (
+            "the textbook's epsilon (e^epsilon - 1), read in help(dplib.advanced_composition) (the old answer: "
+            "valid, not the smallest)",
+            _max_releases(mu="epsilon * math.expm1(epsilon) if epsilon < 700 else math.inf"),
+        ),
+        (
+            "epsilon^2 / 2 (the small-epsilon form: valid, not the smallest)",
+            _max_releases(mu="epsilon ** 2 / 2"),
+        ),
+        (
+            "tanh(epsilon / 2), the factor epsilon dropped",
+            _max_releases(mu="math.tanh(epsilon / 2)"),
+        ),
+        (
+            "epsilon tanh(epsilon), the half dropped",
+            _max_releases(mu="epsilon * math.tanh(epsilon)"),
+        ),
+        (
+            "exp overflows at a large epsilon",
+            _max_releases(mu="epsilon * (math.exp(epsilon) - 1) / (math.exp(epsilon) + 1)"),
+        ),
+        (
             "floor by // (1.0 // 0.1 = 9)",
             _max_releases(
                 sequential="""
@@ -458,29 +486,10 @@ def reconstruct_bits(subsets, answers):
             ),
         ),
         (
-            "delta charged: advanced composition only",
+            "delta charged: the sharper composition only",
             _max_releases(bisect=_BISECT.format(ret_seq="0", ret="lo")),
         ),
-        (
-            "exp overflows at a large epsilon",
-            _max_releases(
-                advanced="epsilon * math.sqrt(2 * k * math.log(1 / delta_prime)) + k * epsilon * (math.exp(epsilon) - 1)",
-                guard=False,
-            ),
-        ),
-        (
-            "the 2 under the square root dropped",
-            _max_releases(
-                advanced="epsilon * math.sqrt(k * math.log(1 / delta_prime)) + k * epsilon * math.expm1(epsilon)"
-            ),
-        ),
         ("no checks: NaN accepted", _max_releases(check="")),
-        (
-            "log2 for ln",
-            _max_releases(
-                advanced="epsilon * math.sqrt(2 * k * math.log2(1 / delta_prime)) + k * epsilon * math.expm1(epsilon)"
-            ),
-        ),
         (
             "search capped at 100 000 releases",
             _max_releases(
@@ -789,11 +798,13 @@ class BudgetAccountant:
     ],
     "max_releases": [
         """
+def mean_loss_bound(epsilon):
+    # randomized response's mean loss: epsilon (1 - e^-eps) / (1 + e^-eps), no overflow
+    return epsilon * -math.expm1(-epsilon) / (1.0 + math.exp(-epsilon))
+
+
 def advanced_epsilon(epsilon, k, delta_prime):
-    try:
-        return epsilon * math.sqrt(2 * k * math.log(1 / delta_prime)) + k * epsilon * math.expm1(epsilon)
-    except OverflowError:
-        return math.inf
+    return epsilon * math.sqrt(2 * k * math.log(1 / delta_prime)) + k * mean_loss_bound(epsilon)
 
 
 def max_releases(epsilon_each, epsilon_total, delta_total):
@@ -803,8 +814,8 @@ def max_releases(epsilon_each, epsilon_total, delta_total):
     while best > 0 and best * epsilon_each > epsilon_total:
         best -= 1
     a = epsilon_each * math.sqrt(2 * math.log(1 / delta_total))
-    b = advanced_epsilon(epsilon_each, 1, delta_total) - a        # epsilon (e^epsilon - 1)
-    if b < math.inf:
+    b = mean_loss_bound(epsilon_each)
+    if b > 0:
         root = (-a + math.sqrt(a * a + 4 * b * epsilon_total)) / (2 * b)    # sqrt(k) at equality
         k = max(0, int(root * root) + 2)
         while k > 0 and advanced_epsilon(epsilon_each, k, delta_total) > epsilon_total:
@@ -813,10 +824,14 @@ def max_releases(epsilon_each, epsilon_total, delta_total):
     return int(best)
 """,
         """
+def mean_loss_bound(epsilon):
+    from scipy.special import expit
+    p = expit(epsilon)                      # randomized response: P(loss = +epsilon)
+    return float(p * epsilon - (1 - p) * epsilon)
+
+
 def advanced_epsilon(epsilon, k, delta_prime):
-    if epsilon >= 709:
-        return math.inf
-    return k * epsilon * (math.exp(epsilon) - 1) + math.sqrt(2 * k * math.log(1 / delta_prime)) * epsilon
+    return k * mean_loss_bound(epsilon) + math.sqrt(2 * k * math.log(1 / delta_prime)) * epsilon
 
 
 def max_releases(epsilon_each, epsilon_total, delta_total):

@@ -16,8 +16,16 @@ experiments (markdown, the setup cell, the locked helper ``ldp_sgd_reports``, ev
 every test cell are kept; the same cells are removed from the source, the release and the
 submission), and one submission carries the i-th wrong answer of *every* exercise at once (the
 exercises' tests are independent: each checks its own answer against dplib or the test's own
-reference, never another answer). So 5 wrong submissions and 10 correct ones are graded, two at a
-time.
+reference, never another answer). So 8 wrong submissions and 10 correct ones are graded, five to a
+kernel, two kernels at a time.
+
+Issue 50 (no answer one ``help()`` away): Exercise 1 asks for unary encoding of a set of at most s
+items (``set_oue_randomize``, ``set_oue_estimate``): the own bits at 1/2 and q = 1/(e^(eps/s) + 1),
+two disjoint full sets differing in 2s bits; help(unary_encoding_probabilities) hands over OUE's
+q = 1/(e^eps + 1). Judged by the law of every bit against q computed in the test, a black-box check
+of the local epsilon on two disjoint full sets, and the estimator on fixed reports; probes: OUE's
+q (the help() answer, the old one), eps / (2s), a set against the empty set, numpy's global
+generator, no checks, one item per person, estimates divided by s, estimates clipped.
 """
 
 from __future__ import annotations
@@ -52,22 +60,39 @@ DROPPED = {
 
 # ------------------------------------------------------------------------------ wrong answers
 
-_OUE_RIGHT_ESTIMATE = """
-def oue_estimate(reports, epsilon):
-    q = 1.0 / (math.exp(epsilon) + 1.0)
-    return (np.asarray(reports, dtype=float).mean(axis=0) - q) / (0.5 - q)
-"""
+_SET_CHECKS = """
+    if not (math.isfinite(epsilon) and epsilon > 0) or isinstance(s, bool) or not isinstance(s, int) or s < 1:
+        raise ValueError("epsilon or s")"""
+_SET_ROWS = """
+    if B.ndim != 2 or not np.isin(B, (0, 1)).all() or B.shape[1] < 2 * s or (B.sum(axis=1) > s).any():
+        raise ValueError("memberships")"""
+_SET_Q = "1.0 / (math.exp(epsilon / s) + 1.0)"
 
 
-def _oue(q_expr: str, estimate: str = _OUE_RIGHT_ESTIMATE) -> str:
+def _set_oue(
+    q_expr: str = _SET_Q,
+    estimate: str = "(R.mean(axis=0) - q) / (0.5 - q)",
+    checks: str = _SET_CHECKS,
+    rows: str = _SET_ROWS,
+    draw: str = "rng.random(B.shape)",
+    encode: str = "B",
+) -> str:
+    """Exercise 1 (unary encoding of a set of at most s items) with one slip."""
     return f"""
-def oue_randomize(values, k, epsilon, rng):
-    values = np.asarray(values, dtype=int)
+def set_oue_randomize(memberships, s, epsilon, rng):
+    B = np.asarray(memberships){checks}{rows}
+    B = {encode}
     q = {q_expr}
-    prob = np.full((values.size, k), q)
-    prob[np.arange(values.size), values] = 0.5
-    return (rng.random((values.size, k)) < prob).astype(int)
-""" + estimate.replace("1.0 / (math.exp(epsilon) + 1.0)", q_expr)
+    return (({draw}) < np.where(B == 1, 0.5, q)).astype(int)
+
+
+def set_oue_estimate(reports, s, epsilon):{checks}
+    R = np.asarray(reports, dtype=float)
+    if R.ndim != 2 or R.shape[1] < 2 * s:
+        raise ValueError("reports")
+    q = {q_expr}
+    return {estimate}
+"""
 
 
 _INVERT = """
@@ -214,23 +239,37 @@ def clone_delta(n, epsilon0, epsilon):
 #: grade_id -> plausible wrong answers, each with what it gets wrong
 WRONG = {
     "oue": [
-        ("q at epsilon/2 (SUE's budget split)", _oue("1.0 / (math.exp(epsilon / 2) + 1.0)")),
-        ("q = e^-eps / 2 (p/q = e^eps, forgetting (1-q)/(1-p))", _oue("0.5 * math.exp(-epsilon)")),
         (
-            "estimate clipped to [0, 1] (biased)",
-            _oue(
-                "1.0 / (math.exp(epsilon) + 1.0)",
-                _OUE_RIGHT_ESTIMATE.replace("return (", "return np.clip((").replace(
-                    "/ (0.5 - q)", "/ (0.5 - q), 0.0, 1.0)"
-                ),
+            "OUE's q = 1/(e^eps + 1), read in help(unary_encoding_probabilities) (the old exercise's "
+            "answer): not private for sets of two or more items",
+            _set_oue("1.0 / (math.exp(epsilon) + 1.0)"),
+        ),
+        (
+            "q at epsilon / (2s): every differing bit as randomized response",
+            _set_oue("1.0 / (math.exp(epsilon / (2 * s)) + 1.0)"),
+        ),
+        (
+            "q = e^(-eps/s) / 2: a set against the empty set (s bits), not two disjoint sets",
+            _set_oue("0.5 * math.exp(-epsilon / s)"),
+        ),
+        ("numpy's global generator, not rng", _set_oue(draw="np.random.random(B.shape)")),
+        (
+            "no checks: NaN epsilon and rows of more than s items accepted",
+            _set_oue(checks="", rows=""),
+        ),
+        (
+            "one item per person (the row's first 1): OUE on a single value",
+            _set_oue(
+                encode="np.eye(B.shape[1], dtype=int)[B.argmax(axis=1)] * (B.sum(axis=1, keepdims=True) > 0)"
             ),
         ),
         (
-            "estimate rescaled by 1 - q instead of p - q",
-            _oue(
-                "1.0 / (math.exp(epsilon) + 1.0)",
-                _OUE_RIGHT_ESTIMATE.replace("(0.5 - q)", "(1.0 - q)"),
-            ),
+            "estimates divided by s, to add up to 1",
+            _set_oue(estimate="(R.mean(axis=0) - q) / (0.5 - q) / s"),
+        ),
+        (
+            "estimates clipped to [0, 1] (biased)",
+            _set_oue(estimate="np.clip((R.mean(axis=0) - q) / (0.5 - q), 0.0, 1.0)"),
         ),
     ],
     "inversion": [
@@ -360,32 +399,55 @@ WRONG = {
 ALTERNATIVES = {
     "oue": [
         """
-def oue_randomize(values, k, epsilon, rng):
+def set_oue_randomize(memberships, s, epsilon, rng):
     rng.random({burn})
-    values = np.asarray(values).astype(int)
-    q = 1.0 / (1.0 + math.exp(epsilon))
-    out = (rng.random((len(values), k)) < q).astype(np.int64)
-    out[np.arange(len(values)), values] = (rng.random(len(values)) < 0.5)
+    if not (0 < epsilon < math.inf) or type(s) is not int or s < 1:
+        raise ValueError("epsilon > 0 finite, s an int >= 1")
+    B = np.array(memberships)
+    if B.ndim != 2 or B.shape[1] < 2 * s or ((B != 0) & (B != 1)).any() or (B.sum(axis=1) > s).any():
+        raise ValueError("a 2-D 0/1 array, k >= 2s, at most s ones per row")
+    q = 1.0 / (1.0 + math.exp(epsilon / s))
+    out = (rng.random(B.shape) < q).astype(np.int64)          # every bit a false 1 with probability q
+    own = B == 1
+    out[own] = rng.random(int(own.sum())) < 0.5               # then the set's bits, fair coins
     return out
 
 
-def oue_estimate(reports, epsilon):
+def set_oue_estimate(reports, s, epsilon):
+    if not (0 < epsilon < math.inf) or type(s) is not int or s < 1:
+        raise ValueError("epsilon > 0 finite, s an int >= 1")
     r = np.asarray(reports, dtype=float)
-    q = 1.0 / (1.0 + math.exp(epsilon))
+    if r.ndim != 2 or r.shape[1] < 2 * s:
+        raise ValueError("k >= 2s")
+    q = 1.0 / (1.0 + math.exp(epsilon / s))
     return (r.sum(axis=0) / r.shape[0] - q) * 2.0 / (1.0 - 2.0 * q)
 """,
         """
-def oue_randomize(values, k, epsilon, rng):
+def _check(s, epsilon, k):
+    if math.isnan(epsilon) or epsilon <= 0 or math.isinf(epsilon):
+        raise ValueError("epsilon")
+    if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 1 or k < 2 * s:
+        raise ValueError("s")
+
+
+def set_oue_randomize(memberships, s, epsilon, rng):
     rng.random({burn})
-    values = np.asarray(values, dtype=int)
-    e = math.exp(-epsilon)
-    probs = np.where(np.arange(k)[None, :] == values[:, None], 0.5, e / (1.0 + e))
-    return rng.binomial(1, probs).astype(int)
+    B = np.asarray(memberships)
+    if B.ndim != 2 or not set(np.unique(B).tolist()) <= {0, 1} or B.sum(axis=1).max(initial=0) > s:
+        raise ValueError("memberships")
+    _check(s, epsilon, B.shape[1])
+    t = math.exp(-epsilon / s)               # (p (1 - q) / (q (1 - p)))^s = e^epsilon with p = 1/2
+    return rng.binomial(1, np.where(B == 1, 0.5, t / (1.0 + t))).astype(int)
 
 
-def oue_estimate(reports, epsilon):
-    q = 1.0 / (math.exp(epsilon) + 1.0)
-    return (np.mean(reports, axis=0) - q) / (0.5 - q)
+def set_oue_estimate(reports, s, epsilon):
+    r = np.asarray(reports, dtype=float)
+    if r.ndim != 2:
+        raise ValueError("reports")
+    _check(s, epsilon, r.shape[1])
+    t = math.exp(-epsilon / s)
+    p, q = 0.5, t / (1.0 + t)
+    return (np.mean(r, axis=0) - q) / (p - q)
 """,
     ],
     "inversion": [

@@ -26,6 +26,12 @@ q = 1/(e^eps + 1). Judged by the law of every bit against q computed in the test
 of the local epsilon on two disjoint full sets, and the estimator on fixed reports; probes: OUE's
 q (the help() answer, the old one), eps / (2s), a set against the empty set, numpy's global
 generator, no checks, one item per person, estimates divided by s, estimates clipped.
+
+Exercise 8 asks for the exact delta of n shuffled binary randomized-response reports for the worst
+bits of the other clients (``shuffled_rr_delta``); help(clone_pair_delta) hands over the clone
+pair's divergence, a valid but looser bound. Judged against the maximum over the others' bits and
+both directions computed in the test; probes: the clone pair (the help() answer, the old one), the
+others all 0, half 0 half 1, n others, no positive part, no checks, no amplification.
 """
 
 from __future__ import annotations
@@ -211,27 +217,54 @@ def shuffled_krr_guarantee(k, keep_probability, n, delta, days):
 _RIGHT_EPS0 = "math.log1p(k * gamma / (1.0 - gamma))"
 
 
-def _clone(
+_SRR_CHECKS = """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError("n")
+    if not (math.isfinite(epsilon0) and epsilon0 > 0 and math.isfinite(epsilon) and epsilon >= 0):
+        raise ValueError("epsilon0 or epsilon")"""
+
+
+def _srr(
     *,
-    clones: str = "n - 1",
-    p_clone: str = "math.exp(-epsilon0)",
-    factor: str = "math.exp(epsilon)",
-    positive: str = "np.maximum(p - factor * q, 0.0).sum()",
+    others: str = "range(n)",
+    count: str = "n - 1",
+    positive: str = "np.maximum(a - f * b, 0.0).sum(), np.maximum(b - f * a, 0.0).sum()",
+    checks: str = _SRR_CHECKS,
 ) -> str:
+    """Exercise 8 (shuffled binary randomized response, exact) with one slip."""
     return f"""
-def clone_delta(n, epsilon0, epsilon):
+def shuffled_rr_delta(n, epsilon0, epsilon):{checks}
+    p = math.exp(epsilon0) / (math.exp(epsilon0) + 1.0)
+    f = math.exp(epsilon)
+    worst = 0.0
+    for ones in {others}:
+        zeros = {count} - ones
+        z = np.convolve(stats.binom.pmf(np.arange(ones + 1), ones, p),
+                        stats.binom.pmf(np.arange(zeros + 1), zeros, 1.0 - p))
+        a = p * np.r_[0.0, z] + (1 - p) * np.r_[z, 0.0]
+        b = (1 - p) * np.r_[0.0, z] + p * np.r_[z, 0.0]
+        worst = max(worst, {positive})
+    return float(worst)
+"""
+
+
+_CLONE_PAIR = """
+def shuffled_rr_delta(n, epsilon0, epsilon):
+    if not (isinstance(n, int) and n >= 1 and math.isfinite(epsilon0) and epsilon0 > 0
+            and math.isfinite(epsilon) and epsilon >= 0):
+        raise ValueError("bad arguments")
     alpha = math.exp(epsilon0) / (math.exp(epsilon0) + 1.0)
-    factor = {factor}
+    factor = math.exp(epsilon)
     total = 0.0
-    for c in range({clones} + 1):
-        w = stats.binom.pmf(c, {clones}, {p_clone})
+    for c in range(n):
+        w = stats.binom.pmf(c, n - 1, math.exp(-epsilon0))
         if w < 1e-30:
             continue
         u = np.arange(c + 2)
         b_prev, b_here = stats.binom.pmf(u - 1, c, 0.5), stats.binom.pmf(u, c, 0.5)
         p = alpha * b_prev + (1 - alpha) * b_here
         q = (1 - alpha) * b_prev + alpha * b_here
-        total += w * {positive}
+        total += w * np.maximum(p - factor * q, 0.0).sum()
     return float(total)
 """
 
@@ -382,12 +415,22 @@ WRONG = {
         ),
     ],
     "clone_delta": [
-        ("n clones instead of n - 1", _clone(clones="n")),
-        ("clone probability e^-eps0 / 2", _clone(p_clone="math.exp(-epsilon0) / 2")),
-        ("2^epsilon instead of e^epsilon", _clone(factor="2.0 ** epsilon")),
+        (
+            "the clone pair's divergence, read in help(clone_pair_delta) (the old exercise's answer): "
+            "a valid bound, not the smallest delta",
+            _CLONE_PAIR,
+        ),
+        ("the other clients all holding 0 (a convenient neighbour)", _srr(others="[0]")),
+        ("the other clients half 0, half 1 (a typical population)", _srr(others="[(n - 1) // 2]")),
+        ("n other clients instead of n - 1", _srr(others="range(n + 1)", count="n")),
         (
             "differences not restricted to their positive part",
-            _clone(positive="max(0.0, float((p - factor * q).sum()))"),
+            _srr(positive="max(0.0, float((a - f * b).sum())), max(0.0, float((b - f * a).sum()))"),
+        ),
+        ("no checks: NaN epsilon accepted", _srr(checks="")),
+        (
+            "no amplification: one client's randomized response whatever n",
+            _srr(others="[0]", count="0"),
         ),
     ],
 }
@@ -609,34 +652,48 @@ def shuffled_krr_guarantee(k, keep_probability, n, delta, days):
     ],
     "clone_delta": [
         """
-def clone_delta(n, epsilon0, epsilon):
-    alpha = 1.0 / (1.0 + math.exp(-epsilon0))
-    total = 0.0
-    for c, w in enumerate(stats.binom.pmf(np.arange(n), n - 1, math.exp(-epsilon0))):
-        if w == 0.0:
-            continue
-        b = stats.binom.pmf(np.arange(c + 1), c, 0.5)
-        prev, here = np.r_[0.0, b], np.r_[b, 0.0]
-        P = alpha * prev + (1 - alpha) * here
-        Q = (1 - alpha) * prev + alpha * here
-        total += w * np.clip(P - math.exp(epsilon) * Q, 0.0, None).sum()   # Q is P mirrored: one direction
-    return float(total)
+def shuffled_rr_delta(n, epsilon0, epsilon):
+    if type(n) is not int or n < 1:
+        raise ValueError("n: an int >= 1")
+    if not (0 < epsilon0 < math.inf) or not (0 <= epsilon < math.inf):
+        raise ValueError("epsilon0 > 0 and epsilon >= 0, finite")
+    keep = 1.0 / (1.0 + math.exp(-epsilon0))
+    best = 0.0
+    for ones in range(n):
+        # the others' 1s: (n - 1 - ones) - Bin(n - 1 - ones, keep) + Bin(ones, keep)
+        zeros = n - 1 - ones
+        up = stats.binom.pmf(np.arange(ones + 1), ones, keep)
+        down = stats.binom.pmf(np.arange(zeros + 1), zeros, keep)[::-1]   # zeros - Bin(zeros, keep)
+        z = np.convolve(up, down)
+        one = np.append(z * (1 - keep), 0.0) + np.insert(z * keep, 0, 0.0)
+        zero = np.append(z * keep, 0.0) + np.insert(z * (1 - keep), 0, 0.0)
+        for x, y in ((one, zero), (zero, one)):
+            best = max(best, float(np.sum(np.clip(x - math.exp(epsilon) * y, 0.0, None))))
+    return best
 """,
         """
-def clone_delta(n, epsilon0, epsilon):
-    alpha = math.exp(epsilon0) / (math.exp(epsilon0) + 1.0)
-    forward = backward = 0.0
-    for c in range(n):
-        w = stats.binom.pmf(c, n - 1, math.exp(-epsilon0))
-        pmf = stats.binom.pmf(np.arange(-1, c + 2), c, 0.5).tolist()  # pmf[u + 1]: P[Bin(c, 1/2) = u]
-        for u in range(c + 2):
-            b1, b0 = pmf[u], pmf[u + 1]
-            p, q = alpha * b1 + (1 - alpha) * b0, (1 - alpha) * b1 + alpha * b0
-            forward += w * max(p - math.exp(epsilon) * q, 0.0)
-            backward += w * max(q - math.exp(epsilon) * p, 0.0)
-        if c > 3 and w < 1e-40 and c > (n - 1) * math.exp(-epsilon0):
-            break
-    return float(max(forward, backward))
+def shuffled_rr_delta(n, epsilon0, epsilon):
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n <= 0:
+        raise ValueError("n must be a positive int")
+    if math.isnan(epsilon0) or math.isnan(epsilon) or math.isinf(epsilon0) or math.isinf(epsilon):
+        raise ValueError("epsilon0 and epsilon must be finite")
+    if epsilon0 <= 0 or epsilon < 0:
+        raise ValueError("epsilon0 > 0, epsilon >= 0")
+    t = math.exp(epsilon0) / (1.0 + math.exp(epsilon0))
+    worst = 0.0
+    for ones in range(n):
+        zeros = n - 1 - ones
+        r = np.arange(ones + 1)[:, None]            # reports of 1 among the clients holding 1
+        s = np.arange(zeros + 1)[None, :]           # reports of 1 among the clients holding 0
+        joint = stats.binom.pmf(r, ones, t) * stats.binom.pmf(s, zeros, 1 - t)
+        z = np.bincount((r + s).ravel(), weights=joint.ravel(), minlength=n)   # P[others report y]
+        laws = {}
+        for own in (0, 1):                          # the target's bit
+            up = t if own == 1 else 1 - t           # P[the target reports 1]
+            laws[own] = np.r_[z * (1 - up), 0.0] + np.r_[0.0, z * up]
+        for a, b in ((laws[1], laws[0]), (laws[0], laws[1])):
+            worst = max(worst, float(np.where(a > np.exp(epsilon) * b, a - np.exp(epsilon) * b, 0.0).sum()))
+    return worst
 """,
     ],
 }

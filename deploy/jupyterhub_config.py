@@ -31,6 +31,10 @@ Settings come from the environment (docs/jupyterhub.md has the whole walk-throug
                            only (umask 027); with this set, ``COURSE_ROOT/build`` is made that
                            group's and setgid (2750), so instructors read what the service
                            (root) writes and students read none of it.
+``COURSE_EXCHANGE=http``   the exchange over HTTP instead of the shared folder (no shared disk, as
+                          on Kubernetes): ``EXCHANGE_PORT`` (8765), ``EXCHANGE_VOLUME`` (the
+                          archives; default in COURSE_HUB_STATE), ``EXCHANGE_DATABASE`` (an
+                          SQLAlchemy URL; default SQLite in the volume), ``EXCHANGE_MAX_MB`` (20).
 ``COURSE_HUB_ADMIN_TOKEN`` optional: an API token for a service that may manage users and
                            servers (the end-to-end test drives the hub with it).
 """
@@ -52,8 +56,11 @@ STATE = Path(os.environ.get("COURSE_HUB_STATE", "hub-state")).resolve()
 DEMO = os.environ.get("COURSE_HUB_DEMO") == "1"
 
 STATE.mkdir(parents=True, exist_ok=True, mode=0o700)
-EXCHANGE.mkdir(parents=True, exist_ok=True)
-EXCHANGE.chmod(0o1777)  # nbgrader's exchange: everyone writes, nobody removes another's files
+# COURSE_EXCHANGE=http: the exchange over HTTP, with no shared folder (see below)
+HTTP_EXCHANGE = os.environ.get("COURSE_EXCHANGE", "files") == "http"
+if not HTTP_EXCHANGE:
+    EXCHANGE.mkdir(parents=True, exist_ok=True)
+    EXCHANGE.chmod(0o1777)  # nbgrader's exchange: everyone writes, nobody removes another's files
 
 c.JupyterHub.ip = os.environ.get("HUB_IP", "127.0.0.1")
 c.JupyterHub.port = int(os.environ.get("HUB_PORT", "8000"))
@@ -127,7 +134,6 @@ roles = []
 # user by their hub token, as servers on Kubernetes need (one OS user, no shared folder). The
 # course's roles are the hub groups formgrade-<course> (instructors) and nbgrader-<course>
 # (students); the service reads them with its own token (scope read:groups).
-HTTP_EXCHANGE = os.environ.get("COURSE_EXCHANGE", "files") == "http"
 EXCHANGE_URL = ""
 if HTTP_EXCHANGE:
     exchange_port = int(os.environ.get("EXCHANGE_PORT", "8765"))

@@ -57,6 +57,7 @@ SLOW_FILES = {
     "coursetools/grading/trusted/test_runner.py": "starts trusted runners",
     "coursetools/exchange/test_server.py": "runs a JupyterHub and the exchange service",
     "coursetools/exchange/test_client.py": "runs a JupyterHub and nbgrader's commands",
+    "coursetools/exchange/test_client_in_jupyterlab.py": "runs a JupyterHub, its servers and the grader",
     **{
         f"notebooks/test_0{n}_exercises.py": "grades wrong answers with the trusted grader"
         for n in range(10)

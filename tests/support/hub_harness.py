@@ -22,8 +22,9 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+import nbformat
 import pytest
-from pilot_course import ROOT, pilot_course
+from pilot_course import ROOT, fill_answers, pilot_course
 
 BIN = Path(sys.executable).parent
 COURSE_ID = "dp-course"
@@ -174,3 +175,82 @@ def hub(course):
     # has the service)
     with running_hub(course, COURSE_HANDIN="0") as running:
         yield running
+
+
+def class_loop(hub: Hub, course: Path, *, shared_exchange: Path | None) -> None:
+    """A class on the hub through JupyterLab's endpoints: release, fetch, submit, collect, grade
+    with the course's grader, release and fetch feedback. ``shared_exchange``: nbgrader's folder
+    (whose files each step checks), or None for the HTTP exchange (which must leave none)."""
+    exchange = shared_exchange if shared_exchange is not None else course.parent / "exchange"
+    # 1. release
+    hub.nbgrader("instructor", "/formgrader/api/assignment/pilot/release")
+    if shared_exchange is not None:
+        assert (exchange / COURSE_ID / "outbound" / "pilot" / "pilot.ipynb").is_file()
+
+    # 2. each student fetches, answers (student1 everything, student2 nothing) and submits
+    for student, answer in (("student1", True), ("student2", False)):
+        listed = hub.as_user(student, "GET", f"/assignments?course_id={COURSE_ID}")
+        assert [a["assignment_id"] for a in listed["value"]] == ["pilot"], listed
+        hub.nbgrader(student, "/assignments/fetch", assignment_id="pilot", course_id=COURSE_ID)
+        path = "/api/contents/pilot/pilot.ipynb"
+        model = hub.as_user(student, "GET", path + "?content=1")
+        assert "raise NotImplementedError" in json.dumps(model["content"])  # the release, blank
+        if answer:
+            hub.as_user(
+                student,
+                "PUT",
+                path,
+                data={
+                    "type": "notebook",
+                    "format": "json",
+                    "content": fill_answers(nbformat.from_dict(model["content"])),
+                },
+            )
+        hub.nbgrader(student, "/assignments/submit", assignment_id="pilot", course_id=COURSE_ID)
+    if shared_exchange is not None:
+        inbound = sorted(p.name.split("+")[0] for p in (exchange / COURSE_ID / "inbound").iterdir())
+        assert inbound == ["student1", "student2"]  # each under their own hub name
+    else:
+        assert not exchange.exists()  # no shared folder at all
+
+    # 3. the instructor collects, grades with the course's grader, releases feedback
+    collected = hub.nbgrader("instructor", "/formgrader/api/assignment/pilot/collect")
+    # demo mode: every server runs as one OS account, so nbgrader's owner check is off there
+    assert "cheating attempt" not in str(collected.get("log", "")), collected.get("log")
+    submitted = course / "build" / "nbgrader" / "submitted"
+    assert sorted(p.name for p in submitted.iterdir()) == ["student1", "student2"]
+    graded = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "coursetools",
+            "grade",
+            str(submitted),
+            "--source",
+            str(course / "solutions"),
+            "--grades",
+            str(course / "build" / "grades.csv"),
+            "--nbgrader-config",
+            str(course / "nbgrader_config.py"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert graded.returncode == 0, graded.stdout[-2000:] + graded.stderr[-2000:]
+    rows = hub.as_user("instructor", "GET", "/formgrader/api/submitted_notebooks/pilot/pilot")
+    scores = {r["student"]: (r["code_score"], r["needs_manual_grade"]) for r in rows}
+    assert scores == {"student1": (7.0, True), "student2": (0.0, True)}  # written answer waits
+    hub.nbgrader("instructor", "/formgrader/api/assignment/pilot/release_feedback")
+
+    # 4. each student fetches their own feedback
+    for student, score in (("student1", "7 / 7"), ("student2", "0 / 7")):
+        hub.nbgrader(
+            student, "/assignments/fetch_feedback", assignment_id="pilot", course_id=COURSE_ID
+        )
+        home = course.parent / "hub-state" / "homes" / student / "pilot" / "feedback"
+        (page,) = home.glob("*/pilot.html")
+        text = page.read_text()
+        assert f"Autograded score: {score}" in text, (student, text[:500])
+        assert f"feedback for {student}" in text

@@ -490,7 +490,7 @@ def cmd_handin(args) -> int:
             service.drain()
             return 0
         try:
-            server.serve(poll_seconds=args.poll)
+            service.serve(poll_seconds=args.poll)
         except KeyboardInterrupt:
             print("handin: stopped (a submission being graded is graded again at the next start)")
         return 0

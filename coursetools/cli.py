@@ -390,6 +390,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--poll", type=float, default=2.0, help="seconds between looks at the exchange")
     p.add_argument(
+        "--http-exchange",
+        type=Path,
+        default=None,
+        help="the HTTP exchange's volume (python -m coursetools exchange serve --volume): read the "
+        "hand-ins from its store and put the pages back there, instead of nbgrader's folder",
+    )
+    p.add_argument(
+        "--http-exchange-database",
+        default=None,
+        help="the HTTP exchange's database URL (default: the SQLite file in its volume)",
+    )
+    p.add_argument(
         "--handin-wall",
         type=float,
         default=300.0,
@@ -477,6 +489,12 @@ def cmd_handin(args) -> int:
             check_owner=args.check_owner,
             workers=args.workers,
             scheduler=args.scheduler,
+            http_exchange=(
+                (args.http_exchange_database or f"sqlite:///{Path(args.http_exchange) / 'exchange.sqlite'}",
+                 Path(args.http_exchange))
+                if args.http_exchange
+                else None
+            ),
             log=lambda line: print(line, flush=True),
             warn=lambda line: print(line, file=sys.stderr),
         )

@@ -58,6 +58,8 @@ DEMO = os.environ.get("COURSE_HUB_DEMO") == "1"
 STATE.mkdir(parents=True, exist_ok=True, mode=0o700)
 # COURSE_EXCHANGE=http: the exchange over HTTP, with no shared folder (see below)
 HTTP_EXCHANGE = os.environ.get("COURSE_EXCHANGE", "files") == "http"
+EXCHANGE_VOLUME = Path(os.environ.get("EXCHANGE_VOLUME", str(STATE / "exchange")))
+EXCHANGE_DATABASE = os.environ.get("EXCHANGE_DATABASE", "")
 if not HTTP_EXCHANGE:
     EXCHANGE.mkdir(parents=True, exist_ok=True)
     EXCHANGE.chmod(0o1777)  # nbgrader's exchange: everyone writes, nobody removes another's files
@@ -116,6 +118,9 @@ if os.environ.get("COURSE_HANDIN", "1") != "0":
                 "--settings", os.environ.get("COURSE_HANDIN_SETTINGS", str(HERE / "handin.toml")),
                 # one OS account on the demo hub: every folder is the hub's, so no owner check
                 *(["--no-check-owner"] if DEMO else []),
+                # the HTTP exchange: hand-ins from its store, pages back to it (no folder)
+                *(["--http-exchange", str(EXCHANGE_VOLUME)] if HTTP_EXCHANGE else []),
+                *(["--http-exchange-database", EXCHANGE_DATABASE] if HTTP_EXCHANGE and EXCHANGE_DATABASE else []),
                 # grade on a Dask cluster (tcp://host:port) when one is configured
                 *(["--scheduler", os.environ["COURSE_HANDIN_SCHEDULER"]]
                   if os.environ.get("COURSE_HANDIN_SCHEDULER") else []),
@@ -137,15 +142,14 @@ roles = []
 EXCHANGE_URL = ""
 if HTTP_EXCHANGE:
     exchange_port = int(os.environ.get("EXCHANGE_PORT", "8765"))
-    volume = Path(os.environ.get("EXCHANGE_VOLUME", str(STATE / "exchange")))
     services.append(
         {
             "name": "exchange",
             "url": f"http://127.0.0.1:{exchange_port}",
             "command": [
                 sys.executable, "-m", "coursetools", "exchange", "serve",
-                "--volume", str(volume),
-                *(["--database", os.environ["EXCHANGE_DATABASE"]] if os.environ.get("EXCHANGE_DATABASE") else []),
+                "--volume", str(EXCHANGE_VOLUME),
+                *(["--database", EXCHANGE_DATABASE] if EXCHANGE_DATABASE else []),
                 "--max-mb", os.environ.get("EXCHANGE_MAX_MB", "20"),
             ],
             "cwd": str(HERE.parent),

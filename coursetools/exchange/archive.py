@@ -17,7 +17,7 @@ import tarfile
 import zlib
 from pathlib import Path, PurePosixPath
 
-__all__ = ["ArchiveError", "MAX_MEMBERS", "members", "pack", "unpack"]
+__all__ = ["ArchiveError", "MAX_MEMBERS", "members", "pack", "pack_files", "read_member", "unpack"]
 
 #: Files an archive may hold (a notebook, its data files and nbgrader's two text files).
 MAX_MEMBERS = 1000
@@ -121,6 +121,33 @@ def _checked(data: bytes, max_bytes: int) -> list[tuple[str, bytes]]:
     if prefixes & set(names):
         raise ArchiveError("a file and a folder share a name")
     return files
+
+
+def pack_files(files: dict[str, bytes], *, max_bytes: int) -> bytes:
+    """The gzip'd tar of ``files`` (relative path -> bytes), as :func:`pack` makes a folder's."""
+    total = sum(len(v) for v in files.values())
+    if total > max_bytes or len(files) > MAX_MEMBERS:
+        raise ArchiveError(f"more than {max_bytes} bytes or {MAX_MEMBERS} files, the limit")
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name in sorted(files):
+            info = tarfile.TarInfo(name)
+            info.size, info.mode, info.mtime = len(files[name]), 0o644, 0
+            tar.addfile(info, io.BytesIO(files[name]))
+    data = gzip.compress(raw.getvalue(), mtime=0)
+    _checked(data, max_bytes)  # a name that unpack would refuse is refused here
+    return data
+
+
+def read_member(data: bytes, name: str, *, max_bytes: int) -> bytes | None:
+    """The bytes of the archive's file ``name`` (a relative path), or None if it has none.
+
+    Raises
+    ------
+    ArchiveError
+        If the archive breaks a rule of :func:`unpack`.
+    """
+    return dict(_checked(data, max_bytes)).get(name)
 
 
 def members(data: bytes, *, max_bytes: int) -> list[str]:

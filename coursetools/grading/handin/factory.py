@@ -41,6 +41,7 @@ def open_service(
     check_owner: bool = True,
     workers: int | None = None,
     scheduler: Any = None,
+    http_exchange: tuple[str, Path] | None = None,
     log: Callable[[str], None] = print,
     warn: Callable[[str], None] = print,
 ) -> Iterator[HandinService]:
@@ -68,6 +69,9 @@ def open_service(
         Whether a folder must belong to the user it names (off on a one-account demo hub).
     workers, scheduler
         Submissions graded at once (default: one per core; 4 on Dask) and the Dask scheduler.
+    http_exchange
+        ``(database URL, volume)`` of the HTTP exchange (:mod:`coursetools.exchange`) to read the
+        hand-ins from and put the pages back to, instead of nbgrader's exchange folder.
 
     Raises
     ------
@@ -75,8 +79,10 @@ def open_service(
         If the rules in ``settings`` are not valid (nothing is started).
     """
     policies = load_policies(settings)
-    if exchange is None:
+    if exchange is None and http_exchange is None:
         exchange = gradebook.exchange_inbound(nbgrader_config).parent.parent
+    if exchange is None:  # the HTTP exchange: no folder is read, none is hidden but the volume
+        exchange = Path(http_exchange[1])
     if course_id is None:
         course_id = gradebook.course_directory(nbgrader_config).course_id
     outputs = pipeline.Outputs(
@@ -106,6 +112,8 @@ def open_service(
         check_owner=check_owner,
         workers=workers,
         settings_path=Path(settings),
+        http_database=http_exchange[0] if http_exchange else None,
+        http_volume=Path(http_exchange[1]) if http_exchange else None,
     )
     with executors.Pool(workers=workers, scheduler=scheduler) as pool:
         yield HandinService(

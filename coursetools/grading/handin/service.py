@@ -71,6 +71,7 @@ from pathlib import Path
 from coursetools import rendering
 from coursetools.authoring.release import find_assignments
 from coursetools.grading.classroom import collect, executors, feedback, pipeline
+from coursetools.grading.handin import exchange_inbox
 from coursetools.grading.handin.policy import Policies, Policy, load_policies
 from coursetools.grading.handin.queue import HandinQueue, Row, format_time
 from coursetools.grading.job import Job, Options
@@ -96,6 +97,10 @@ class ServiceConfig:
     workers: int = 1  # submissions graded at once (the pool's workers)
     settings_path: Path | None = None  # read again whenever it changes (a bad edit is logged, not used)
     settle_seconds: float = 2.0  # a folder is taken once nothing in it changed for this long
+    # The HTTP exchange (coursetools/exchange/: no shared disk) instead of nbgrader's folder: the
+    # database URL and volume its service writes; hand-ins are read from there, pages put back.
+    http_database: str | None = None
+    http_volume: Path | None = None
 
     @property
     def inbound(self) -> Path:
@@ -152,6 +157,11 @@ class HandinService:
         self._settings_mtime = self._mtime()
         self.in_flight: dict[cf.Future, tuple[Row, Job]] = {}
         self._owners: dict[int, str] = {}
+        self.store = None
+        if config.http_database:
+            from coursetools.exchange.storage import ExchangeStore  # noqa: PLC0415 - HTTP mode only
+
+            self.store = ExchangeStore(config.http_database, Path(config.http_volume or state / "exchange"))
 
     def _mtime(self) -> float | None:
         try:
@@ -192,6 +202,8 @@ class HandinService:
         module docstring).
         """
         now = self.clock()
+        if self.store is not None:
+            return self._scan_exchange(now)
         changed = collect.guard_inbound(self.config.inbound)
         if changed:
             self.log(f"handin: {self.config.inbound} could be listed by every user: mode {changed} "
@@ -253,6 +265,33 @@ class HandinService:
             self.queue.forget_sighting(entry.key)
             if row is None:
                 continue
+            self._keep(row, snap)
+            row = self.queue.get(row.folder)
+            new.append(row)
+            self.log(
+                f"handin: {rendering.display_name(row.student)}/{rendering.display_name(row.assignment)}"
+                f" {row.state}{' (' + row.reason + ')' if row.reason else ''}"
+            )
+        return new
+
+    def _scan_exchange(self, now: float) -> list[Row]:
+        """:meth:`scan` on the HTTP exchange: the store's new hand-ins, by the same rules."""
+        read, unread = exchange_inbox.arrivals(self.store, self.config.course_id, self.queue.folders(), self.assignments)
+        if unread:
+            self.queue.add_unread([(a.key, a.student, a.assignment, min(a.arrived, now), a.problems[0]) for a in unread])
+        new = []
+        for arrival in read:
+            policy = self.config.policies[arrival.assignment]
+            row = self.queue.add(arrival.key, arrival.student, arrival.assignment, min(arrival.arrived, now), policy)
+            if row is None:
+                continue
+            snap = collect.InboundSnapshot(
+                submission=arrival.submission,
+                notebook_name=f"{arrival.assignment}.ipynb",
+                exchange=dict(arrival.exchange),
+                problems=list(arrival.problems),
+                changed=arrival.arrived,
+            )
             self._keep(row, snap)
             row = self.queue.get(row.folder)
             new.append(row)
@@ -330,7 +369,7 @@ class HandinService:
             newest[row.student] = row
         for row in newest.values():
             job = Job(row.student, row.assignment, "", "", None, f"{row.assignment}.ipynb",
-                      exchange={"secret": row.secret} if row.secret else {})
+                      exchange={"secret": row.secret, "timestamp": row.stamp} if row.secret else {})
             self._publish(job, feedback.render_notice(row.student, row.assignment, self._refusal_lines(row)))
             self.queue.mark_published(row.folder)
         return len(newest)
@@ -482,6 +521,10 @@ class HandinService:
         meta = job.exchange or {}
         if not meta.get("secret"):
             self.log(f"handin: {rendering.display_name(job.student)}: no submission secret, page not released")
+            return None
+        if self.store is not None:  # the hand-in's feedback on the HTTP exchange
+            exchange_inbox.publish(self.store, self.config.course_id, job.student, job.assignment,
+                                   meta.get("timestamp", ""), page)
             return None
         out = self.config.outbound_feedback
         out.mkdir(parents=True, exist_ok=True)

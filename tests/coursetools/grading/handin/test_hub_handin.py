@@ -27,20 +27,37 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from hub_harness import COURSE_ID, running_hub
+from hub_harness import COURSE_ID, _free_port, running_hub
 from pilot_course import fill_answers, hostile_notebook, pilot_course
 
 FEEDBACK_WITHIN = 60.0  # seconds from submit to a fetched page, on an idle machine (the issue's)
-@pytest.fixture(scope="module")
-def course(tmp_path_factory) -> Path:
-    return pilot_course(tmp_path_factory.mktemp("handin") / "course")
+
+
+@pytest.fixture(scope="module", params=["files", "http"])
+def exchange_mode(request) -> str:
+    """nbgrader's shared folder, or the HTTP exchange (no shared disk, as on Kubernetes)."""
+    return request.param
 
 
 @pytest.fixture(scope="module")
-def hub(course):
+def course(tmp_path_factory, exchange_mode) -> Path:
+    return pilot_course(tmp_path_factory.mktemp(f"handin-{exchange_mode}") / "course")
+
+
+@pytest.fixture(scope="module")
+def hub(course, exchange_mode):
     settings = course.parent / "handin.toml"
-    settings.write_text('[default]\nattempts = 3\ncooldown_minutes = 30\nhidden_messages = "never"\n')
-    with running_hub(course, COURSE_HANDIN_SETTINGS=str(settings)) as running:
+    settings.write_text(
+        '[default]\nattempts = 3\ncooldown_minutes = 30\nhidden_messages = "never"\n'
+    )
+    http = {
+        "COURSE_EXCHANGE": "http",
+        "EXCHANGE_PORT": str(_free_port()),
+        "EXCHANGE_VOLUME": str(course.parent / "volume"),
+    }
+    with running_hub(
+        course, COURSE_HANDIN_SETTINGS=str(settings), **(http if exchange_mode == "http" else {})
+    ) as running:
         yield running
 
 
@@ -62,7 +79,9 @@ def _pages(course: Path, student: str) -> dict[str, str]:
 def _wait_pages(hub, course, student, count, timeout) -> tuple[dict[str, str], float]:
     start = time.monotonic()
     while True:
-        hub.nbgrader(student, "/assignments/fetch_feedback", assignment_id="pilot", course_id=COURSE_ID)
+        hub.nbgrader(
+            student, "/assignments/fetch_feedback", assignment_id="pilot", course_id=COURSE_ID
+        )
         pages = _pages(course, student)
         if len(pages) >= count or time.monotonic() - start > timeout:
             return pages, time.monotonic() - start
@@ -83,8 +102,11 @@ def _queue(course: Path) -> list[dict]:
 
 
 def _service_pids(course: Path) -> list[int]:
-    found = subprocess.run(["pgrep", "-f", f"handin serve .*{course / 'build' / 'handin'}"],
-                           capture_output=True, text=True).stdout.split()
+    found = subprocess.run(
+        ["pgrep", "-f", f"handin serve .*{course / 'build' / 'handin'}"],
+        capture_output=True,
+        text=True,
+    ).stdout.split()
     return [int(p) for p in found]
 
 
@@ -111,7 +133,11 @@ def test_feedback_at_hand_in_on_the_hub(hub, course):
     pages, _ = _wait_pages(hub, course, "student1", 2, timeout=4 * FEEDBACK_WITHIN)
     assert len(pages) == 2
     refused = _text(pages[max(pages)])
-    assert "was not graded" in refused and "30 minute(s)" in refused and "Hand in again after" in refused
+    assert (
+        "was not graded" in refused
+        and "30 minute(s)" in refused
+        and "Hand in again after" in refused
+    )
 
     # 3. a restart in the middle of grading (the cool-down lifted for this step)
     db = sqlite3.connect(course / "build" / "handin" / "queue.sqlite")

@@ -30,6 +30,13 @@ proof; probes: epsilon (e^epsilon - 1) (``help(dplib.advanced_composition)``, th
 epsilon^2 / 2, tanh(epsilon / 2), epsilon tanh(epsilon), exp overflowing, floor by //, delta
 charged where sequential composition needs none, NaN accepted, the search capped at 100 000.
 
+Exercise 3 (issue 50, item 9) adds the noisy total count to the histogram with unequal budgets:
+max + total under add/remove, the two largest under replace-one (the total does not move), judged
+against a brute force over every move of one patient; probes: the largest bin alone
+(``help(dplib.parallel_composition)``, the old answer), the total charged under replace-one, the
+relations swapped, twice the largest, the sum of everything, the first two bins unsorted, the
+larger of bin and total, NaN accepted.
+
 Exercise 7 (issue 50, item 9) asks for the L1 sensitivity of a 0/1 workload when one person ticks
 at most c distinct boxes (the sum of the c largest column sums), judged against a brute force over
 every set of at most c boxes computed in the test; probes: the largest column sum
@@ -135,14 +142,15 @@ def reconstruct_bits(subsets, answers):
 def _histogram(add: str, rep: str, check: bool = True) -> str:
     validation = (
         """
-    if e.size < 2 or not np.all(np.isfinite(e) & (e > 0)):
-        raise ValueError("bin_epsilons")"""
+    if e.size < 2 or not np.all(np.isfinite(e) & (e > 0)) or not (math.isfinite(total_epsilon) and total_epsilon > 0):
+        raise ValueError("bin_epsilons or total_epsilon")"""
         if check
         else ""
     )
     return f"""
-def histogram_epsilon(bin_epsilons, neighbouring):
+def histogram_epsilon(bin_epsilons, total_epsilon, neighbouring):
     e = np.asarray(bin_epsilons, dtype=float){validation}
+    t = float(total_epsilon)
     s = np.sort(e)[::-1]
     if neighbouring == "add_remove":
         return float({add})
@@ -403,11 +411,21 @@ def reconstruct_bits(subsets, answers):
         ),
     ],
     "histogram_epsilon": [
-        ("relations swapped", _histogram("s[0] + s[1]", "s[0]")),
-        ("replace-one: twice the largest", _histogram("s[0]", "2 * s[0]")),
-        ("add/remove: sequential sum", _histogram("s.sum()", "s[0] + s[1]")),
-        ("replace-one: the first two bins, unsorted", _histogram("s[0]", "e[0] + e[1]")),
-        ("no checks: NaN accepted", _histogram("s[0]", "s[0] + s[1]", check=False)),
+        (
+            "the largest bin alone under add/remove, read in help(dplib.parallel_composition) (the old answer: "
+            "the total forgotten)",
+            _histogram("s[0]", "s[0] + s[1]"),
+        ),
+        ("the total charged under replace-one too", _histogram("s[0] + t", "s[0] + s[1] + t")),
+        ("relations swapped", _histogram("s[0] + s[1]", "s[0] + t")),
+        ("replace-one: twice the largest", _histogram("s[0] + t", "2 * s[0]")),
+        ("add/remove: sequential sum of everything", _histogram("s.sum() + t", "s[0] + s[1]")),
+        ("replace-one: the first two bins, unsorted", _histogram("s[0] + t", "e[0] + e[1]")),
+        (
+            "the larger of the bin and the total (parallel, not sequential)",
+            _histogram("max(s[0], t)", "s[0] + s[1]"),
+        ),
+        ("no checks: NaN accepted", _histogram("s[0] + t", "s[0] + s[1]", check=False)),
     ],
     "budget_accountant": [
         (
@@ -724,27 +742,30 @@ def reconstruct_bits(subsets, answers):
     ],
     "histogram_epsilon": [
         """
-def histogram_epsilon(bin_epsilons, neighbouring):
+def histogram_epsilon(bin_epsilons, total_epsilon, neighbouring):
     values = [float(v) for v in bin_epsilons]
-    if len(values) < 2 or not all(0 < v < math.inf for v in values):
-        raise ValueError("need at least two finite budgets > 0")
+    if len(values) < 2 or not all(0 < v < math.inf for v in values) or not 0 < total_epsilon < math.inf:
+        raise ValueError("need at least two finite budgets > 0 and a finite total budget > 0")
     top = sorted(values, reverse=True)
     if neighbouring == "replace":
         return top[0] + top[1]
     elif neighbouring == "add_remove":
-        return top[0]
+        return top[0] + float(total_epsilon)
     raise ValueError(f"unknown neighbouring {neighbouring!r}")
 """,
         """
-def histogram_epsilon(bin_epsilons, neighbouring):
+def histogram_epsilon(bin_epsilons, total_epsilon, neighbouring):
     import heapq
     e = np.asarray(bin_epsilons, dtype=float).ravel()
-    if len(e) < 2 or np.isnan(e).any() or (e <= 0).any() or np.isinf(e).any():
-        raise ValueError("bin_epsilons must hold at least two finite numbers > 0")
-    rules = {"add_remove": 1, "replace": 2}
+    t = float(total_epsilon)
+    if len(e) < 2 or np.isnan(e).any() or (e <= 0).any() or np.isinf(e).any() or math.isnan(t) or t <= 0 or math.isinf(t):
+        raise ValueError("bin_epsilons and total_epsilon must be finite numbers > 0")
+    # (bins that move, does the total move) for each relation
+    rules = {"add_remove": (1, True), "replace": (2, False)}
     if neighbouring not in rules:
         raise ValueError("neighbouring must be 'add_remove' or 'replace'")
-    return float(sum(heapq.nlargest(rules[neighbouring], e.tolist())))
+    bins, total = rules[neighbouring]
+    return float(sum(heapq.nlargest(bins, e.tolist())) + (t if total else 0.0))
 """,
     ],
     "budget_accountant": [

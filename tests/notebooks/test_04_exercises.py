@@ -56,14 +56,17 @@ Find the counterexample (issue 39, item 2): AboveThreshold releasing its noisy v
 value only a float sampler outputs, one query's index alone, an index past the last query; the
 alternatives are the solution's pair in the other order and a four-query witness (ratio 16).
 
-Budgets chosen as you go (issue 40, items 3 and 5): a filter that admits the second question when
-the fixed sequence (first, second) has exact delta <= 1/20 at ln 2 is unsound. Wrong witnesses: the
-same question after both answers (no adaptivity: delta exactly 1/20), the branch after "yes"
-calibrated to the whole delta (the factor P(yes) forgotten: 1/20 again), a branch the filter
-refuses (randomized response too strong; a reveal of probability 1/10), a first question over
-the budget on its own, and a float witness exactly at the boundary (0.05 and 0.95 are not exact
-binary numbers: the reveal branch's delta rounds above 1/20); the alternatives are a first
-question at e^eps1 = 2 (delta 1/15) and a float witness with a margin.
+Budgets chosen as you go (issue 40, items 3 and 5; issue 50, item 9): a filter that admits the
+second question when the fixed sequence (first, second) has exact delta <= 1/20 at ln 2 is unsound;
+the first question is now fixed, a three-answer ordinal question with laws (2, 3, 4)/9 and
+(4, 3, 2)/9 (help(dplib.adaptive_composition_counterexample) describes the construction for a
+two-answer randomized response only). Wrong witnesses: the two-answer witness of the help (the old
+answer), the same question after every answer (no adaptivity: delta exactly 1/20), randomized
+response after "middle" instead of "high", the branch after "high" calibrated to the whole delta
+(the factor 4/9 forgotten: 1/20 again), a branch the filter refuses (randomized response too
+strong; a reveal of probability 1/10), and a float witness exactly at the boundary (0.05 and 0.95
+are not exact binary numbers: the reveal branch's delta rounds above 1/20); the alternatives are
+the solution in scaled weights and a float witness with a margin.
 """
 
 from __future__ import annotations
@@ -626,46 +629,58 @@ def sparse_vector_witness():
     ],
     "filter_counterexample": [
         (
-            "the same question after both answers: no adaptivity, delta exactly 1/20",
+            "the witness help(dplib.adaptive_composition_counterexample) describes, with its own two-answer "
+            "first question (the old answer)",
+            """
+def adaptive_witness():
+    return ([3, 2], [2, 3]), [([17, 11], [11, 17]), ([1, 0, 19], [0, 1, 19])]
+""",
+        ),
+        (
+            "the same question after every answer: no adaptivity, delta exactly 1/20",
             """
 def adaptive_witness():
     leak = ([1, 0, 19], [0, 1, 19])
-    return ([3, 2], [2, 3]), [leak, leak]
+    return [leak, leak, leak]
 """,
         ),
         (
-            "the branch after 'yes' calibrated to the whole delta (P(yes) forgotten)",
+            "randomized response after 'middle' instead of 'high': free there, nothing gained",
             """
 def adaptive_witness():
-    return ([3, 2], [2, 3]), [([83, 57], [57, 83]), ([1, 0, 19], [0, 1, 19])]
+    leak = ([1, 0, 19], [0, 1, 19])
+    return [leak, ([89, 71], [71, 89]), leak]
 """,
         ),
         (
-            "randomized response too strong after 'yes': the filter refuses that branch",
+            "the branch after 'high' calibrated to the whole delta (P(high) = 4/9 forgotten)",
             """
 def adaptive_witness():
-    return ([3, 2], [2, 3]), [([7, 3], [3, 7]), ([1, 0, 19], [0, 1, 19])]
+    leak = ([1, 0, 19], [0, 1, 19])
+    return [leak, leak, ([21, 19], [19, 21])]
 """,
         ),
         (
-            "a reveal of probability 1/10 after 'no': the filter refuses that branch",
+            "randomized response too strong after 'high' (factor 3): the filter refuses that branch",
             """
 def adaptive_witness():
-    return ([3, 2], [2, 3]), [([17, 11], [11, 17]), ([1, 0, 9], [0, 1, 9])]
+    leak = ([1, 0, 19], [0, 1, 19])
+    return [leak, leak, ([3, 1], [1, 3])]
 """,
         ),
         (
-            "a first question over the budget on its own (e^eps1 = 3)",
+            "a reveal of probability 1/10 after 'low': the filter refuses that branch",
             """
 def adaptive_witness():
-    return ([3, 1], [1, 3]), [([1, 1], [1, 1]), ([1, 0, 19], [0, 1, 19])]
+    return [([1, 0, 9], [0, 1, 9]), ([1, 0, 19], [0, 1, 19]), ([89, 71], [71, 89])]
 """,
         ),
         (
             "floats exactly at the boundary: the reveal branch rounds above 1/20",
             """
 def adaptive_witness():
-    return ([0.6, 0.4], [0.4, 0.6]), [([17 / 28, 11 / 28], [11 / 28, 17 / 28]), ([0.05, 0.0, 0.95], [0.0, 0.05, 0.95])]
+    leak = ([0.05, 0.0, 0.95], [0.0, 0.05, 0.95])
+    return [leak, leak, ([89, 71], [71, 89])]
 """,
         ),
     ],
@@ -992,15 +1007,15 @@ def sparse_vector_witness():
     "filter_counterexample": [
         """
 def adaptive_witness():
-    # first question at e^eps1 = 2: after "yes" no room is left (s = 0), so delta(0) = 2x - 1 = 3/40
-    return ([2, 1], [1, 2]), [([43, 37], [37, 43]), ([1, 0, 19], [0, 1, 19])]
+    # the reveal scaled (same law), and the randomized response after "high" in doubled weights
+    return [([1, 0, 19], [0, 1, 19]), ([2, 0, 38], [0, 2, 38]), ([178, 142], [142, 178])]
 """,
         """
 def adaptive_witness():
     import numpy as np
-    first = (np.array([0.6, 0.4]), np.array([0.4, 0.6]))
-    after = [(np.array([0.6, 0.4]), np.array([0.4, 0.6])), (np.array([0.049, 0.0, 0.951]), np.array([0.0, 0.049, 0.951]))]
-    return first, after   # 0.04 and 0.049 with a margin; together 0.0596
+    leak = (np.array([0.049, 0.0, 0.951]), np.array([0.0, 0.049, 0.951]))
+    rr = (np.array([0.556, 0.444]), np.array([0.444, 0.556]))
+    return [leak, leak, rr]   # (4/9) 0.112 and 0.049 with a margin; together 0.077
 """,
     ],
 }

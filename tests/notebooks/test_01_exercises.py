@@ -9,6 +9,11 @@ estimate...) are handed in and graded by the trusted grader; each must score 0 o
 Two correct alternatives per exercise, written differently from the solution, must get full marks
 under five seeds (``{burn}`` draws that many numbers from the generator first). The demonstrations
 and figures (the ungraded code cells but the setup cell) are left out of the graded notebook.
+Exercise 3 asks for the variance of the unbiased estimate under any design (truth t, forced "yes"
+a, forced "no" b), judged against the law of one report enumerated in the test; probes: Warner's
+symmetric variance with p = t + a (``help(dplib.rr_variance)``, the old answer), the design taken
+as symmetric, the coins only, the variance of y_bar, t for t^2, the fair coins' estimate whatever
+the design, n rounded, the standard deviation for the variance, a NaN design accepted.
 """
 
 from __future__ import annotations
@@ -64,29 +69,43 @@ def posterior_yes(prior, epsilon):
 _P = "1.0 / (1.0 + math.exp(-epsilon))"
 
 
+_DESIGN_CHECK = """    if not all(math.isfinite(v) for v in (pi, t, a)) or not 0.0 <= pi <= 1.0:
+        raise ValueError("bad pi or design")
+    if not (0.0 < t <= 1.0 and a >= 0.0 and t + a <= 1.0 + 1e-12):
+        raise ValueError("not a design")
+    if int(n) != n or n < 1:
+        raise ValueError("bad n")
+"""
+
+
 def _variance(
     variance: str,
-    size: str = "max(1, math.ceil(rr_estimator_variance(pi, 1, epsilon) / target_sd ** 2))",
-    p: str = _P,
+    size: str = "max(1, math.ceil(design_variance(pi, 1, t, a) / target_sd ** 2))",
+    check: str = _DESIGN_CHECK,
 ) -> str:
     return f"""
-def rr_estimator_variance(pi, n, epsilon):
-    p = {p}
-    q = (1.0 - p) + (2.0 * p - 1.0) * pi
+def design_variance(pi, n, truth_prob, yes_prob):
+    t, a = truth_prob, yes_prob
+{check}
+    b = 1.0 - t - a
+    r = a + t * pi
     return float({variance})
 
 
-def respondents_needed(pi, epsilon, target_sd):
+def respondents_needed(pi, truth_prob, yes_prob, target_sd):
+    t, a = truth_prob, yes_prob
+    if not (math.isfinite(target_sd) and target_sd > 0):
+        raise ValueError("bad target")
     n = {size}
-    while n > 1 and rr_estimator_variance(pi, n - 1, epsilon) <= target_sd ** 2:
+    while n > 1 and design_variance(pi, n - 1, t, a) <= target_sd ** 2:
         n -= 1
-    while rr_estimator_variance(pi, n, epsilon) > target_sd ** 2:
+    while design_variance(pi, n, t, a) > target_sd ** 2:
         n += 1
     return int(n)
 """
 
 
-_VAR = "q * (1.0 - q) / (n * (2.0 * p - 1.0) ** 2)"
+_VAR = "r * (1.0 - r) / (n * t * t)"
 
 
 def _forced(eps: str, check: bool = True, die: str = "rng.random(bits.shape)") -> str:
@@ -198,30 +217,43 @@ WRONG = {
     ],
     "estimator_variance": [
         (
-            "the coins only (sampling left out)",
-            _variance("p * (1.0 - p) / (n * (2.0 * p - 1.0) ** 2)"),
+            "Warner's symmetric variance with p = t + a, read in help(dplib.rr_variance) (the old answer)",
+            _variance("pi * (1 - pi) / n + (t + a) * (1 - t - a) / (n * (2 * (t + a) - 1) ** 2)"),
         ),
-        ("the variance of y_bar, not of the estimate", _variance("q * (1.0 - q) / n")),
         (
-            "e^epsilon overflows at epsilon = 800",
-            _variance(_VAR, p="math.exp(epsilon) / (1.0 + math.exp(epsilon))"),
+            "the design taken as symmetric (a = b = (1 - t) / 2): right for the fair coins only",
+            _variance("(0.5 - t / 2 + t * pi) * (0.5 - t / 2 + t * (1 - pi)) / (n * t * t)"),
+        ),
+        (
+            "the coins only (sampling left out)",
+            _variance("(pi * (t + a) * b + (1 - pi) * a * (t + b)) / (n * t * t)"),
+        ),
+        ("the variance of y_bar, not of the estimate", _variance("r * (1.0 - r) / n")),
+        ("divided by t, not t^2", _variance("r * (1.0 - r) / (n * t)")),
+        (
+            "the fair coins' estimate 2 y_bar - 1/2 whatever the design",
+            _variance("4.0 * r * (1.0 - r) / n"),
         ),
         (
             "n rounded, not the smallest sufficient",
             _variance(_VAR)
             .replace(
-                """    while n > 1 and rr_estimator_variance(pi, n - 1, epsilon) <= target_sd ** 2:
+                """    while n > 1 and design_variance(pi, n - 1, t, a) <= target_sd ** 2:
         n -= 1
-    while rr_estimator_variance(pi, n, epsilon) > target_sd ** 2:
+    while design_variance(pi, n, t, a) > target_sd ** 2:
         n += 1
 """,
                 "",
             )
-            .replace("math.ceil(rr_estimator_variance", "round(rr_estimator_variance"),
+            .replace("math.ceil(design_variance", "round(design_variance"),
         ),
         (
             "standard deviation and variance confused (target_sd compared with the variance)",
             _variance(_VAR).replace("target_sd ** 2", "target_sd"),
+        ),
+        (
+            "a NaN or impossible design accepted (no checks)",
+            _variance(_VAR, check="    pass"),
         ),
     ],
     "forced_response": [
@@ -333,37 +365,54 @@ def posterior_yes(prior, epsilon):
     ],
     "estimator_variance": [
         """
-def rr_estimator_variance(pi, n, epsilon):
-    e = math.exp(-epsilon)
-    privacy = e / (1.0 - e) ** 2                       # p (1 - p) / (2p - 1)^2 = e^eps / (e^eps - 1)^2
-    return float(pi * (1.0 - pi) / n + privacy / n)
+def design_variance(pi, n, truth_prob, yes_prob):
+    t, a = float(truth_prob), float(yes_prob)
+    if math.isnan(pi) or math.isnan(t) or math.isnan(a):
+        raise ValueError("nan")
+    if pi < 0 or pi > 1 or n < 1 or t <= 0 or t > 1 or a < 0 or t + a > 1 + 1e-12:
+        raise ValueError("out of range")
+    b = max(0.0, 1.0 - t - a)
+    # Total variance over the bit: E[Var(y | x)] + Var(E[y | x]), E[y | x] = a + t x.
+    within = pi * (t + a) * b + (1 - pi) * a * (t + b)
+    return float((within + t * t * pi * (1 - pi)) / (n * t * t))
 
 
-def respondents_needed(pi, epsilon, target_sd):
+def respondents_needed(pi, truth_prob, yes_prob, target_sd):
+    if not (target_sd > 0) or math.isinf(target_sd):
+        raise ValueError("target_sd must be a finite number > 0")
     lo, hi = 0, 1
-    while rr_estimator_variance(pi, hi, epsilon) > target_sd ** 2:
+    while design_variance(pi, hi, truth_prob, yes_prob) > target_sd ** 2:
         lo, hi = hi, hi * 2
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if rr_estimator_variance(pi, mid, epsilon) > target_sd ** 2:
+        if design_variance(pi, mid, truth_prob, yes_prob) > target_sd ** 2:
             lo = mid
         else:
             hi = mid
     return int(hi)
 """,
         """
-def rr_estimator_variance(pi, n, epsilon):
-    p = math.exp(-math.log1p(math.exp(-epsilon)))      # 1 / (1 + e^-eps)
-    r = p * pi + (1 - p) * (1 - pi)                    # Pr[y = 1]
-    return float(r * (1 - r) / ((2 * p - 1) ** 2 * n))
+def design_variance(pi, n, truth_prob, yes_prob):
+    values = np.array([pi, truth_prob, yes_prob], dtype=float)
+    if not np.all(np.isfinite(values)):
+        raise ValueError("finite numbers only")
+    t, a = truth_prob, yes_prob
+    if not (0 <= pi <= 1 and 0 < t <= 1 and 0 <= a and t + a <= 1 + 1e-12 and n >= 1):
+        raise ValueError("outside the contract")
+    # One report's first two moments: y = y^2, so Var(y) = E[y] - E[y]^2 = E[y] (1 - E[y]).
+    mean = pi * (t + a) + (1 - pi) * a
+    var_one = mean - mean * mean if mean < 0.5 else (1 - mean) * mean
+    return float(var_one / t ** 2 / n)
 
 
-def respondents_needed(pi, epsilon, target_sd):
-    one = rr_estimator_variance(pi, 1, epsilon)
+def respondents_needed(pi, truth_prob, yes_prob, target_sd):
+    if not (math.isfinite(target_sd) and target_sd > 0):
+        raise ValueError("bad target_sd")
+    one = design_variance(pi, 1, truth_prob, yes_prob)
     n = max(1, int(one / target_sd ** 2))
-    while math.sqrt(rr_estimator_variance(pi, n, epsilon)) > target_sd:
+    while math.sqrt(design_variance(pi, n, truth_prob, yes_prob)) > target_sd:
         n += 1
-    while n > 1 and math.sqrt(rr_estimator_variance(pi, n - 1, epsilon)) <= target_sd:
+    while n > 1 and math.sqrt(design_variance(pi, n - 1, truth_prob, yes_prob)) <= target_sd:
         n -= 1
     return n
 """,

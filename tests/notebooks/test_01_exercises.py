@@ -14,6 +14,11 @@ a, forced "no" b), judged against the law of one report enumerated in the test; 
 symmetric variance with p = t + a (``help(dplib.rr_variance)``, the old answer), the design taken
 as symmetric, the coins only, the variance of y_bar, t for t^2, the fair coins' estimate whatever
 the design, n rounded, the standard deviation for the variance, a NaN design accepted.
+Exercise 6 asks for the unbiased frequencies of a k-ary forced response (truth t, forced answer j
+with probability a_j, unequal sectors), judged against the design's law solved in the test;
+probes: k-RR's (f - q) / (p - q) with equal sectors (``help(dplib.k_rr_estimate)``, the old
+answer), k-RR at the design's epsilon, not divided by t, divided by t + a_j, the sectors read as
+conditional odds, clipped, unreported categories left out, no checks.
 """
 
 from __future__ import annotations
@@ -146,18 +151,30 @@ def group_posterior(prior, reports, epsilon):
 """
 
 
-def _krr(body: str) -> str:
+_FORCED_CHECK = """    if k < 2 or not (math.isfinite(t) and np.all(np.isfinite(a))):
+        raise ValueError("bad design")
+    if not (0.0 < t <= 1.0) or np.any(a < 0) or abs(t + a.sum() - 1.0) > 1e-9:
+        raise ValueError("not a design")
+    if reports.size == 0 or np.any((reports < 0) | (reports >= k)):
+        raise ValueError("bad reports")"""
+
+
+def _krr(
+    estimate: str,
+    check: str = _FORCED_CHECK,
+    counts: str = "np.bincount(reports, minlength=k)",
+) -> str:
     return f"""
-def krr_frequency_estimate(reports, k, epsilon):
+def forced_frequency_estimate(reports, truth_prob, forced_probs):
+    a = np.asarray(forced_probs, dtype=float).ravel()
+    t = float(truth_prob)
+    k = a.size
     reports = np.asarray(reports, dtype=int).ravel()
-    f = np.bincount(reports, minlength=k) / reports.size
-{body}
+{check}
+    f = {counts} / reports.size
+    return {estimate}
 """
 
-
-_KRR_SAFE = """    e = math.exp(-epsilon)
-    q = e / (1.0 + (k - 1) * e)
-    gap = -math.expm1(-epsilon) / (1.0 + (k - 1) * e)"""
 
 #: grade_id -> plausible wrong answers, each with what it gets wrong
 WRONG = {
@@ -302,25 +319,32 @@ WRONG = {
     ],
     "krr_frequency_estimate": [
         (
-            "e^epsilon overflows at epsilon = 800",
-            _krr(
-                """    d = math.exp(epsilon) + k - 1
-    p, q = math.exp(epsilon) / d, 1.0 / d
-    return (f - q) / (p - q)"""
-            ),
+            "k-RR's (f - q) / (p - q) with equal sectors q = (1 - t) / k, p = t + q, read in "
+            "help(dplib.k_rr_estimate) (the old answer)",
+            _krr("(f - (1.0 - t) / k) / t"),
         ),
         (
-            "binary randomized response's p and q (k ignored)",
+            "k-RR's estimator at the design's epsilon ln(1 + t / min a)",
             _krr(
-                """    p = 1.0 / (1.0 + math.exp(-epsilon))
-    return (f - (1 - p)) / (2 * p - 1)"""
+                "(f - 1.0 / (math.exp(math.log1p(t / a.min())) + k - 1)) / "
+                "((math.exp(math.log1p(t / a.min())) - 1.0) / (math.exp(math.log1p(t / a.min())) + k - 1))"
             ),
         ),
+        ("not divided by t", _krr("f - a")),
+        ("divided by t + a_j, the chance a true j is reported j", _krr("(f - a) / (t + a)")),
         (
-            "clipped to [0, 1] (biased)",
-            _krr(_KRR_SAFE + "\n    return np.clip((f - q) / gap, 0.0, 1.0)"),
+            "forced_probs read as the spinner's conditional odds: (f - (1 - t) a) / t",
+            _krr(
+                "(f - (1.0 - t) * a) / t",
+                check=_FORCED_CHECK.replace("abs(t + a.sum() - 1.0) > 1e-9", "False"),
+            ),
         ),
-        ("divided by p instead of p - q", _krr(_KRR_SAFE + "\n    return (f - q) / (gap + q)")),
+        ("clipped to [0, 1] (biased)", _krr("np.clip((f - a) / t, 0.0, 1.0)")),
+        (
+            "categories nobody reported left out (bincount without minlength)",
+            _krr("(f - a[: f.size]) / t", counts="np.bincount(reports)"),
+        ),
+        ("a design that is not one accepted (no checks)", _krr("(f - a) / t", check="    pass")),
     ],
 }
 
@@ -487,26 +511,39 @@ def group_posterior(prior, reports, epsilon):
     ],
     "krr_frequency_estimate": [
         """
-def krr_frequency_estimate(reports, k, epsilon):
-    r = np.asarray(reports).astype(int).ravel()
-    counts = np.zeros(k)
-    for v in r:
-        counts[v] += 1
-    f = counts / len(r)
-    e = math.exp(-epsilon)
-    # E[f_j] = q + (p - q) pi_j with p = 1 / (1 + (k - 1) e), q = e p
-    p = 1.0 / (1.0 + (k - 1) * e)
-    q = e * p
-    return (f - q) / (p - q)
+def forced_frequency_estimate(reports, truth_prob, forced_probs):
+    a = [float(x) for x in forced_probs]
+    t = float(truth_prob)
+    k = len(a)
+    if k < 2 or math.isnan(t) or any(math.isnan(x) or x < 0 for x in a) or not 0 < t <= 1:
+        raise ValueError("not a design")
+    if abs(t + math.fsum(a) - 1.0) > 1e-9:
+        raise ValueError("the probabilities must sum to 1")
+    flat = [int(r) for r in np.asarray(reports).ravel()]
+    if not flat or any(r < 0 or r >= k for r in flat):
+        raise ValueError("reports must be categories 0 .. k - 1")
+    # The law of the reports: M[j, v] = Pr[report j | answer v] = a_j + t [j == v]; solve M pi = f.
+    m = np.array(a)[:, None] + t * np.eye(k)
+    f = np.array([flat.count(j) for j in range(k)], dtype=float) / len(flat)
+    return np.linalg.solve(m, f)
 """,
         """
-def krr_frequency_estimate(reports, k, epsilon):
-    r = np.asarray(reports, dtype=int).ravel()
-    f = np.bincount(r, minlength=k).astype(float) / r.size
-    if epsilon > 700:
-        return f.copy()                                 # q = e^-eps / ... underflows: f is the estimate
-    a = math.exp(epsilon)
-    return (f * (a + k - 1) - 1.0) / (a - 1.0)
+from collections import Counter
+
+
+def forced_frequency_estimate(reports, truth_prob, forced_probs):
+    sectors = np.array(forced_probs, dtype=float)
+    if sectors.ndim != 1 or sectors.size < 2 or not np.isfinite(truth_prob) or not np.all(np.isfinite(sectors)):
+        raise ValueError("need at least two finite forced probabilities")
+    if truth_prob <= 0 or truth_prob > 1 or sectors.min() < 0 or not np.isclose(truth_prob + sectors.sum(), 1.0, rtol=0, atol=1e-9):
+        raise ValueError("not a design")
+    r = np.array(reports).reshape(-1)
+    if r.size == 0 or r.min() < 0 or r.max() >= sectors.size:
+        raise ValueError("bad reports")
+    counts = Counter(r.tolist())
+    f = np.array([counts.get(j, 0) for j in range(sectors.size)], dtype=float) / r.size
+    kept = f - sectors                      # the forced answers arrive whatever the truth
+    return kept / truth_prob
 """,
     ],
 }

@@ -14,8 +14,15 @@ There is no peer to put beside it: nbgrader and otter-grader give no feedback be
 instructor collects and grades (Gradescope does, outside Jupyter). The issue's target is within a
 minute on an idle machine.
 
+``--exchange http``: the same class hands in through the HTTP exchange instead (no shared disk:
+``coursetools/exchange/``): each submission is packed and POSTed to the exchange service (a tornado
+server in this process; the hub's cached token check left out), the hand-in service reads it from
+the exchange's store (``handin serve --http-exchange``) and puts the page back there; the time is
+from the POST to the page in the store.
+
 Not one of run_all.py's sections (no peer to compare with; it runs a service for minutes).
-Run: ``.venv/bin/python bench/handin_latency.py [--submissions 20] [--gap 3] [--workers 2]``.
+Run: ``.venv/bin/python bench/handin_latency.py [--submissions 20] [--gap 3] [--workers 2]
+[--exchange folder|http]``.
 """
 
 from __future__ import annotations
@@ -48,9 +55,14 @@ def main(argv=None) -> int:
     p.add_argument("--gap", type=float, default=3.0, help="seconds between two submissions")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--notebook", default="01_randomized_response")
-    p.add_argument("--stalled", type=int, default=0,
-                   help="the first N submissions come from students whose first cell sleeps (no CPU)")
+    p.add_argument(
+        "--stalled",
+        type=int,
+        default=0,
+        help="the first N submissions come from students whose first cell sleeps (no CPU)",
+    )
     p.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    p.add_argument("--exchange", choices=("folder", "http"), default="folder")
     args = p.parse_args(argv)
     from nbgrader.utils import notebook_hash
 
@@ -63,13 +75,43 @@ def main(argv=None) -> int:
         inbound.mkdir(parents=True)
         settings = tmp / "handin.toml"
         settings.write_text("[default]\nattempts = 0\ncooldown_minutes = 0\n")
+        http = None
+        if args.exchange == "http":
+            http = _HttpClass(
+                tmp,
+                args.notebook,
+                {f"s{i:02d}" for i in range(args.students)}
+                | {f"zz_stall{i:02d}" for i in range(args.stalled)},
+            )
         log = (tmp / "service.log").open("w")
         service = subprocess.Popen(
-            [sys.executable, "-m", "coursetools", "handin", "serve", "--exchange", str(tmp / "exchange"),
-             "--course-id", "dp", "--state", str(tmp / "state"), "--grades", str(tmp / "out" / "grades.csv"),
-             "--settings", str(settings), "--no-gradebook", "--no-check-owner", "--poll", "0.5",
-             "--workers", str(args.workers)],
-            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                "-m",
+                "coursetools",
+                "handin",
+                "serve",
+                "--exchange",
+                str(tmp / "exchange"),
+                *(["--http-exchange", str(tmp / "volume")] if http else []),
+                "--course-id",
+                "dp",
+                "--state",
+                str(tmp / "state"),
+                "--grades",
+                str(tmp / "out" / "grades.csv"),
+                "--settings",
+                str(settings),
+                "--no-gradebook",
+                "--no-check-owner",
+                "--poll",
+                "0.5",
+                "--workers",
+                str(args.workers),
+            ],
+            cwd=ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
         waiting: dict[Path, float] = {}
         seconds: list[float] = []
@@ -92,12 +134,24 @@ def main(argv=None) -> int:
                     staging = tmp / "staging" / folder.name
                     staging.mkdir(parents=True)
                 (staging / notebook.name).write_bytes(data)
-                (staging / "timestamp.txt").write_text(stamp)
-                (staging / "submission_secret.txt").write_text(secret)
-                page = tmp / "exchange" / "dp" / "feedback" / (
-                    notebook_hash(secret=secret, notebook_id=args.notebook) + ".html")
-                os.rename(staging, folder)  # appears at once, complete, as submit's copy does
-                waiting[page] = time.monotonic()
+                if (
+                    http
+                ):  # the client's pack and POST; the page is the hand-in's feedback in the store
+                    started = time.monotonic()
+                    page = http.submit(student, staging)
+                    waiting[page] = started
+                else:
+                    (staging / "timestamp.txt").write_text(stamp)
+                    (staging / "submission_secret.txt").write_text(secret)
+                    page = (
+                        tmp
+                        / "exchange"
+                        / "dp"
+                        / "feedback"
+                        / (notebook_hash(secret=secret, notebook_id=args.notebook) + ".html")
+                    )
+                    os.rename(staging, folder)  # appears at once, complete, as submit's copy does
+                    waiting[page] = time.monotonic()
                 if i < args.stalled:
                     stalled.add(page)
                 end = time.monotonic() + args.gap
@@ -112,8 +166,11 @@ def main(argv=None) -> int:
             service.terminate()
             service.wait(timeout=60)
             log.close()
-        graded = [float(line.rsplit(" in ", 1)[1].split()[0]) for line in
-                  (tmp / "service.log").read_text().splitlines() if line.startswith("handin: graded")]
+        graded = [
+            float(line.rsplit(" in ", 1)[1].split()[0])
+            for line in (tmp / "service.log").read_text().splitlines()
+            if line.startswith("handin: graded")
+        ]
     load = os.getloadavg()
     figures = {
         "submissions": args.submissions,
@@ -125,18 +182,87 @@ def main(argv=None) -> int:
         "workers": args.workers,
         "gap_s": args.gap,
         "notebook": args.notebook,
+        "exchange": args.exchange,
         "load": [round(x, 2) for x in load],
     }
-    print(f"hand-in service, {args.submissions} submissions of {args.notebook}, one every {args.gap:g} s, "
-          f"{args.workers} worker(s), load {load[0]:.1f}:")
-    print(f"  submit -> feedback page (honest students; {args.stalled} stalled notebook(s) in the class): median {figures['median_s']} s, worst {figures['worst_s']} s"
-          f" (grading alone: median {figures['grading_median_s']} s); no page: {figures['lost']}")
+    print(
+        f"hand-in service ({args.exchange} exchange), {args.submissions} submissions of {args.notebook}, one every {args.gap:g} s, "
+        f"{args.workers} worker(s), load {load[0]:.1f}:"
+    )
+    print(
+        f"  submit -> feedback page (honest students; {args.stalled} stalled notebook(s) in the class): median {figures['median_s']} s, worst {figures['worst_s']} s"
+        f" (grading alone: median {figures['grading_median_s']} s); no page: {figures['lost']}"
+    )
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1) + "\n")
     return 0 if not set(waiting) - stalled else 1
 
 
-def _collect(waiting: dict[Path, float], seconds: list[float], stalled: set[Path] = frozenset()) -> None:
+class _HttpClass:
+    """The HTTP exchange of a benchmark class: its store, its server, and each hand-in's page."""
+
+    def __init__(self, tmp: Path, notebook: str, students: set[str]) -> None:
+        sys.path.insert(0, str(ROOT))
+        from bench_exchange import start_server
+
+        from coursetools.exchange import archive
+        from coursetools.exchange.storage import ExchangeStore
+
+        self.archive, self.notebook = archive, notebook
+        self.store = ExchangeStore(
+            f"sqlite:///{tmp / 'volume' / 'exchange.sqlite'}", tmp / "volume"
+        )
+        release = ROOT / "notebooks" / notebook
+        self.store.release("dp", notebook, archive.pack(release, max_bytes=self.store.max_bytes))
+        self.port, self.stop = start_server(self.store, students)
+
+    def submit(self, student: str, folder: Path) -> _Page:
+        import urllib.request
+
+        data = self.archive.pack(folder, max_bytes=self.store.max_bytes)
+        url = f"http://127.0.0.1:{self.port}/services/exchange/api/courses/dp/assignments/{self.notebook}/submissions"
+        request = urllib.request.Request(
+            url,
+            data=data,
+            method="POST",
+            headers={"Authorization": f"token {student}", "Content-Type": "application/gzip"},
+        )
+        with urllib.request.urlopen(request, timeout=120) as reply:
+            record = json.loads(reply.read())
+        return _Page(self.store, self.notebook, student, record["timestamp"])
+
+
+class _Page:
+    """A hand-in's feedback in the exchange's store, with a page's ``exists()``."""
+
+    def __init__(self, store, notebook: str, student: str, timestamp: str) -> None:
+        self.store, self.notebook, self.student, self.timestamp = (
+            store,
+            notebook,
+            student,
+            timestamp,
+        )
+
+    def exists(self) -> bool:
+        from coursetools.exchange.storage import NotFound
+
+        try:
+            self.store.feedback("dp", self.notebook, self.student, self.timestamp)
+        except NotFound:
+            return False
+        return True
+
+    def __hash__(self) -> int:
+        return hash((self.student, self.timestamp))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _Page) and (self.student, self.timestamp) == (
+            other.student,
+            other.timestamp,
+        )
+
+
+def _collect(waiting: dict, seconds: list[float], stalled: set = frozenset()) -> None:
     """Honest students' pages only: a stalled submission's own wait is its own."""
     for page, start in list(waiting.items()):
         if page.exists():
@@ -148,8 +274,14 @@ def _collect(waiting: dict[Path, float], seconds: list[float], stalled: set[Path
 def _sleeping(data: bytes) -> bytes:
     """The notebook with a first cell that sleeps for an hour: no CPU, a worker held."""
     nb = json.loads(data)
-    cell = {"cell_type": "code", "execution_count": None, "id": "stall", "metadata": {}, "outputs": [],
-            "source": "import time\ntime.sleep(3600)"}
+    cell = {
+        "cell_type": "code",
+        "execution_count": None,
+        "id": "stall",
+        "metadata": {},
+        "outputs": [],
+        "source": "import time\ntime.sleep(3600)",
+    }
     nb["cells"].insert(0, cell)
     return json.dumps(nb).encode()
 

@@ -166,7 +166,9 @@ def test_a_hand_in_without_its_notebook_or_of_another_assignment_is_not_graded_a
     while service.run_once():
         pass
     assert graded == [("ada", None)]  # graded as nothing handed in
-    assert service.problems_seen == ["no pilot.ipynb in the hand-in"]  # said on the page by the grader
+    assert service.problems_seen == [
+        "no pilot.ipynb in the hand-in"
+    ]  # said on the page by the grader
     assert store.submissions("dp", student="ada")[0].feedback == ("pilot.html",)
     assert [(r.student, r.reason) for r in service.queue.rows() if r.assignment == "other"] == [
         ("bob", "unknown assignment")

@@ -6,7 +6,8 @@ text, the Poisson approximation or m for m - 1 where the exact expectation is as
 number close to 1 that loses precision, a NaN accepted where the contract says raise, a
 similarity score that counts unrated films or ignores rarity or dates, a partly suppressed
 class, a budget compared with < for <=, a jump read where a threshold
-ends, a special case that fits only the visible inputs...) are handed in and graded by the
+ends, the round-down platform's rule where the platform rounds to the nearest, a half-step
+that is not whole for an odd step, a special case that fits only the visible inputs...) are handed in and graded by the
 trusted grader; each must score 0 on its exercise. Two correct alternatives per exercise, written
 differently from the solution, must get full marks under five runs (the exercises are
 deterministic, so the five runs repeat one grading; ``{burn}`` is unused). The figures and
@@ -285,30 +286,66 @@ WRONG = {
     ],
     "exact_audience_size": [
         (
+            "estimates[j] - j, the round-down platform's answer in help(exact_size_from_rounded) (the old answer)",
+            _audience(
+                """    for j in range(1, len(estimates)):
+        before, after = estimates[j - 1], estimates[j]
+        if before is not None and after is not None and after > before:
+            return int(after - j)"""
+            ),
+        ),
+        (
+            "step / 2 truncated by int(): right for even steps only",
+            _audience(
+                """    for j in range(1, len(estimates)):
+        before, after = estimates[j - 1], estimates[j]
+        if before is not None and after is not None and after > before:
+            return int(after - step / 2 - j)"""
+            ),
+        ),
+        (
+            "round(step / 2): Python rounds 2.5 down and 3.5 up",
+            _audience(
+                """    for j in range(1, len(estimates)):
+        before, after = estimates[j - 1], estimates[j]
+        if before is not None and after is not None and after > before:
+            return int(after - round(step / 2) - j)"""
+            ),
+        ),
+        (
+            "ceil(step / 2): the half-step counted up",
+            _audience(
+                """    for j in range(1, len(estimates)):
+        before, after = estimates[j - 1], estimates[j]
+        if before is not None and after is not None and after > before:
+            return int(after - (-(-step // 2)) - j)"""
+            ),
+        ),
+        (
             "the first estimate shown after None taken for a jump",
             _audience(
                 """    for j in range(1, len(estimates)):
         before, after = estimates[j - 1], estimates[j]
         if after is not None and (before is None or after > before):
-            return int(after - j)"""
+            return int(after - step // 2 - j)"""
             ),
         ),
         (
-            "the estimate before the jump",
+            "the padding counted from 1 (j - 1 for j)",
             _audience(
                 """    for j in range(1, len(estimates)):
         before, after = estimates[j - 1], estimates[j]
         if before is not None and after is not None and after > before:
-            return int(before - (j - 1))"""
+            return int(after - step // 2 - (j - 1))"""
             ),
         ),
         (
-            "a jump of exactly 10 (the visible step)",
+            "a jump of exactly 10 (the visible step) with its half, 5",
             _audience(
                 """    for j in range(1, len(estimates)):
         before, after = estimates[j - 1], estimates[j]
         if before is not None and after is not None and after == before + 10:
-            return int(after - j)"""
+            return int(after - 5 - j)"""
             ),
         ),
     ],
@@ -492,18 +529,27 @@ def exact_audience_size(estimates, step):
     shown = [(j, e) for j, e in enumerate(estimates) if e is not None]
     for (j0, e0), (j1, e1) in zip(shown, shown[1:]):
         if j1 == j0 + 1 and e1 != e0:
-            return int(e1) - j1
+            # e1 = m * step is first shown at the smallest count that rounds up to it
+            first = next(x for x in range(e1 - step, e1 + 1) if 2 * (x - (e1 - step)) >= step)
+            return int(first) - j1
     raise ValueError("pad with more accounts")
 """,
         """
 def exact_audience_size(estimates, step):
     est = list(estimates)
-    j = 0
-    while est[j] is None:
-        j += 1
-    while est[j + 1] == est[j]:
-        j += 1
-    return int(est[j + 1] - (j + 1))
+
+    def shown(x):  # the platform's rule, threshold aside
+        return step * ((2 * x + step) // (2 * step))
+
+    top = max(e for e in est if e is not None)
+    fits = [
+        s
+        for s in range(0, top + step + 1)
+        if all(e is None or shown(s + j) == e for j, e in enumerate(est))
+    ]
+    if len(fits) != 1:
+        raise ValueError("not enough padding")
+    return int(fits[0])
 """,
     ],
     "count_age_tuples": [

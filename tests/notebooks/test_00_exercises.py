@@ -4,6 +4,7 @@ Issue 31 (third edition): for every exercise of ``solutions/00_anonymization_fai
 more plausible wrong answers (distinct combinations counted instead of records, columns glued as
 text, the Poisson approximation or m for m - 1 where the exact expectation is asked, a power of a
 number close to 1 that loses precision, a NaN accepted where the contract says raise, a
+linkage on exact combinations where the release blurs values with '*', a
 similarity score that counts unrated films or ignores rarity or dates, a partly suppressed
 class, a budget compared with < for <=, a jump read where a threshold
 ends, the round-down platform's rule where the platform rounds to the nearest, a half-step
@@ -73,20 +74,34 @@ _EXP_RIGHT = (
 )
 
 
-def _link(condition: str, keys: str = "tuple") -> str:
-    key = (
-        "list(zip(*(np.asarray(t[c]).tolist() for c in quasi_identifiers)))"
-        if keys == "tuple"
-        else "[''.join(str(v) for v in row) for row in zip(*(np.asarray(t[c]).tolist() for c in quasi_identifiers))]"
+_FITS = "len(p) == len(v) and all(a == '*' or a == b for a, b in zip(p, v))"
+
+
+def _wild(
+    fits: str = _FITS,
+    keep: str = "len(js) == 1 and per_voter[js[0]] == 1",
+    rows: str = "list(zip(*(np.asarray(t[c]).astype(str).tolist() for c in quasi_identifiers)))",
+    dedupe: bool = False,
+) -> str:
+    med = "list(dict.fromkeys(rows(medical)))" if dedupe else "rows(medical)"
+    diag = (
+        "[dict(zip(rows(medical), np.asarray(medical['diagnosis']).tolist()))[m] for m in med]"
+        if dedupe
+        else "np.asarray(medical['diagnosis']).tolist()"
     )
     return f"""
 def link(medical, voters, quasi_identifiers):
-    def keys_of(t):
-        return {key}
-    mk, vk = keys_of(medical), keys_of(voters)
-    mc, vc = Counter(mk), Counter(vk)
-    name_of = {{k: str(n) for k, n in zip(vk, np.asarray(voters["name"]).tolist())}}
-    return {{name_of[k]: str(d) for k, d in zip(mk, np.asarray(medical["diagnosis"]).tolist()) if {condition}}}
+    def rows(t):
+        return {rows}
+
+    def fits(p, v):
+        return {fits}
+
+    med, vot = {med}, rows(voters)
+    could = [[j for j, w in enumerate(vot) if all(fits(p, v) for p, v in zip(m, w))] for m in med]
+    per_voter = Counter(j for js in could for j in js)
+    names, diagnoses = np.asarray(voters["name"]).tolist(), {diag}
+    return {{str(names[js[0]]): str(diagnoses[i]) for i, js in enumerate(could) if {keep}}}
 """
 
 
@@ -212,11 +227,34 @@ WRONG = {
     ],
     "link": [
         (
-            "a voter-side duplicate does not block the link",
-            _link("mc[k] == 1 and vc.get(k, 0) >= 1"),
+            "exact combinations once in each table, help(dplib.attacks.linkage_matches)'s rule (the old answer)",
+            _wild(fits="p == v"),
         ),
-        ("every shared combination linked", _link("vc.get(k, 0) >= 1")),
-        ("columns glued together as text", _link("mc[k] == 1 and vc.get(k, 0) == 1", keys="glued")),
+        (
+            "the patient's side only (a voter two patients fit still linked)",
+            _wild(keep="len(js) == 1"),
+        ),
+        (
+            "the voter's side only (the first voter of a patient who fits several)",
+            _wild(keep="len(js) >= 1 and per_voter[js[0]] == 1"),
+        ),
+        (
+            "'*' as any run of characters (fnmatch)",
+            _wild(fits="fnmatch.fnmatchcase(v, p)").replace(
+                "def link(", "import fnmatch\n\n\ndef link("
+            ),
+        ),
+        (
+            "a prefix before the stars, the length ignored",
+            _wild(fits="v.startswith(p.rstrip('*'))"),
+        ),
+        (
+            "columns glued together as text",
+            _wild(
+                rows="[(''.join(row),) for row in zip(*(np.asarray(t[c]).astype(str).tolist() for c in quasi_identifiers))]"
+            ),
+        ),
+        ("patients published alike counted once", _wild(dedupe=True)),
     ],
     "unhash_medallions": [
         ("only the first format", _unhash("[(D, U, D, D)]")),
@@ -416,27 +454,44 @@ def expected_unique_fraction(cell_probs, m):
     ],
     "link": [
         """
+import re
+
+
 def link(medical, voters, quasi_identifiers):
-    def rows(t):
-        return [tuple(np.asarray(t[c])[i].item() for c in quasi_identifiers) for i in range(len(np.asarray(t[quasi_identifiers[0]])))]
-    med, vot = rows(medical), rows(voters)
-    names = {}
-    for key, name in zip(vot, np.asarray(voters["name"]).tolist()):
-        names.setdefault(key, []).append(str(name))
-    diagnoses = {}
-    for key, d in zip(med, np.asarray(medical["diagnosis"]).tolist()):
-        diagnoses.setdefault(key, []).append(str(d))
-    return {names[k][0]: ds[0] for k, ds in diagnoses.items() if len(ds) == 1 and len(names.get(k, [])) == 1}
+    cols = list(quasi_identifiers)
+    n_med, n_vot = len(medical["diagnosis"]), len(voters["name"])
+    voters_of = {}
+    patients_of = {}
+    for i in range(n_med):
+        rx = [re.compile(re.escape(str(medical[c][i])).replace("\\\\*", ".")) for c in cols]
+        for j in range(n_vot):
+            if all(r.fullmatch(str(voters[c][j])) for r, c in zip(rx, cols)):
+                voters_of.setdefault(i, []).append(j)
+                patients_of.setdefault(j, []).append(i)
+    out = {}
+    for i, js in voters_of.items():
+        if len(js) == 1 and len(patients_of[js[0]]) == 1:
+            out[str(voters["name"][js[0]])] = str(medical["diagnosis"][i])
+    return out
 """,
         """
 def link(medical, voters, quasi_identifiers):
-    mk = list(zip(*[np.asarray(medical[c]).tolist() for c in quasi_identifiers]))
-    vk = list(zip(*[np.asarray(voters[c]).tolist() for c in quasi_identifiers]))
-    once_m = {k for k, v in Counter(mk).items() if v == 1}
-    once_v = {k for k, v in Counter(vk).items() if v == 1}
-    both = once_m & once_v
-    name = {k: str(n) for k, n in zip(vk, np.asarray(voters["name"]).tolist()) if k in both}
-    return {name[k]: str(d) for k, d in zip(mk, np.asarray(medical["diagnosis"]).tolist()) if k in both}
+    fit = np.ones((len(medical["diagnosis"]), len(voters["name"])), dtype=bool)
+    for c in quasi_identifiers:
+        pats = [str(x) for x in np.asarray(medical[c]).tolist()]
+        vals = [str(x) for x in np.asarray(voters[c]).tolist()]
+        col = np.zeros_like(fit)
+        for i, p in enumerate(pats):
+            for j, v in enumerate(vals):
+                col[i, j] = len(p) == len(v) and all(a in ("*", b) for a, b in zip(p, v))
+        fit &= col
+    rows, cols = fit.sum(axis=1), fit.sum(axis=0)
+    out = {}
+    for i in np.flatnonzero(rows == 1):
+        j = int(np.argmax(fit[i]))
+        if cols[j] == 1:
+            out[str(voters["name"][j])] = str(medical["diagnosis"][i])
+    return out
 """,
     ],
     "unhash_medallions": [

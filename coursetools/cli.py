@@ -10,6 +10,7 @@ import argparse
 import concurrent.futures as cf
 import dataclasses
 import shutil
+import signal
 import sys
 import time
 from pathlib import Path
@@ -490,8 +491,11 @@ def cmd_handin(args) -> int:
             workers=args.workers,
             scheduler=args.scheduler,
             http_exchange=(
-                (args.http_exchange_database or f"sqlite:///{Path(args.http_exchange) / 'exchange.sqlite'}",
-                 Path(args.http_exchange))
+                (
+                    args.http_exchange_database
+                    or f"sqlite:///{Path(args.http_exchange) / 'exchange.sqlite'}",
+                    Path(args.http_exchange),
+                )
                 if args.http_exchange
                 else None
             ),
@@ -508,12 +512,19 @@ def cmd_handin(args) -> int:
             service.drain()
             return 0
         try:
+            # the hub stops its managed services with SIGTERM: stop as on Ctrl-C, so that the pool's
+            # grading processes are shut down with the service instead of left behind
+            signal.signal(signal.SIGTERM, _stop_on_sigterm)
             service.serve(poll_seconds=args.poll)
         except KeyboardInterrupt:
             print("handin: stopped (a submission being graded is graded again at the next start)")
         return 0
     finally:
         service_context.__exit__(None, None, None)
+
+
+def _stop_on_sigterm(signum, frame) -> None:
+    raise KeyboardInterrupt
 
 
 def cmd_exchange(args) -> int:

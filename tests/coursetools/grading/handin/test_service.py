@@ -50,7 +50,7 @@ class Clock:
 def test_policies_load_with_defaults_and_per_assignment_overrides(tmp_path):
     path = tmp_path / "handin.toml"
     path.write_text(
-        '[default]\nattempts = 5\ncooldown_minutes = 10\n'
+        "[default]\nattempts = 5\ncooldown_minutes = 10\n"
         '[assignments."02_laplace"]\nattempts = 2\ndeadline = 2027-01-15T12:00:00Z\n'
         'hidden_messages = "never"\n'
     )
@@ -189,7 +189,9 @@ SOURCE = nbformat.read(PILOT / "pilot.ipynb", as_version=4)
 RELEASE = release_notebook(copy.deepcopy(SOURCE), "pilot")
 
 
-def _hand_in(inbound: Path, student: str, nb, when: str = "2026-11-27 10:00:00.000000 UTC") -> tuple[str, str]:
+def _hand_in(
+    inbound: Path, student: str, nb, when: str = "2026-11-27 10:00:00.000000 UTC"
+) -> tuple[str, str]:
     """A submission folder as nbgrader's submit makes it; returns (folder, secret)."""
     secret = secrets.token_hex(16)
     folder = f"{student}+pilot+{when}+{secrets.token_hex(4)}"
@@ -204,21 +206,44 @@ def _hand_in(inbound: Path, student: str, nb, when: str = "2026-11-27 10:00:00.0
 def _page(exchange: Path, secret: str) -> str | None:
     from nbgrader.utils import notebook_hash
 
-    path = exchange / "dp" / "feedback" / f"{notebook_hash(secret=secret, notebook_id='pilot')}.html"
+    path = (
+        exchange / "dp" / "feedback" / f"{notebook_hash(secret=secret, notebook_id='pilot')}.html"
+    )
     return path.read_text() if path.exists() else None
 
 
 def _fake_result(job, score=7.0):
-    return {"student": job.student, "assignment": job.assignment, "score": score, "max_score": 7.0,
-            "cells": [{"grade_id": "clamp_tests", "kind": "auto", "points": 0.0, "max_points": 2.0,
-                       "status": "failed", "message": "the hidden message", "hidden": True}],
-            "feedback": [], "problems": [], "notes": [], "seconds": 0.1}
+    return {
+        "student": job.student,
+        "assignment": job.assignment,
+        "score": score,
+        "max_score": 7.0,
+        "cells": [
+            {
+                "grade_id": "clamp_tests",
+                "kind": "auto",
+                "points": 0.0,
+                "max_points": 2.0,
+                "status": "failed",
+                "message": "the hidden message",
+                "hidden": True,
+            }
+        ],
+        "feedback": [],
+        "problems": [],
+        "notes": [],
+        "seconds": 0.1,
+    }
 
 
 def _service(tmp_path, policies=None, grade=None, on_graded=None, clock=None, **config_kw):
     config = ServiceConfig(
-        exchange_root=tmp_path / "exchange", course_id="dp", source_root=PILOT.parent,
-        state_dir=tmp_path / "state", policies=policies or pol.Policies(), check_owner=False,
+        exchange_root=tmp_path / "exchange",
+        course_id="dp",
+        source_root=PILOT.parent,
+        state_dir=tmp_path / "state",
+        policies=policies or pol.Policies(),
+        check_owner=False,
         **{"settle_seconds": 0, **config_kw},
     )
     calls = []
@@ -227,8 +252,9 @@ def _service(tmp_path, policies=None, grade=None, on_graded=None, clock=None, **
         calls.append([job.student])
         return grade(job) if grade else _fake_result(job)
 
-    service = HandinService(config, grade=one, on_graded=on_graded, clock=clock or Clock(),
-                            log=lambda line: None)
+    service = HandinService(
+        config, grade=one, on_graded=on_graded, clock=clock or Clock(), log=lambda line: None
+    )
     return service, calls
 
 
@@ -246,15 +272,22 @@ def test_each_student_gets_a_page_only_they_can_fetch_and_hidden_messages_are_wi
     assert "attempt 1" in page
     assert "feedback for bob" in _page(tmp_path / "exchange", bob)
     mode = (tmp_path / "exchange" / "dp" / "feedback").stat().st_mode & 0o777
-    assert mode == 0o711  # as nbgrader's release_feedback: a page is fetched by its hash, never listed
-    assert all(p.stat().st_mode & 0o777 == 0o644 for p in (tmp_path / "exchange" / "dp" / "feedback").iterdir())
+    assert (
+        mode == 0o711
+    )  # as nbgrader's release_feedback: a page is fetched by its hash, never listed
+    assert all(
+        p.stat().st_mode & 0o777 == 0o644
+        for p in (tmp_path / "exchange" / "dp" / "feedback").iterdir()
+    )
     assert (tmp_path / "state").stat().st_mode & 0o777 == 0o700
 
 
 def test_after_the_deadline_hidden_messages_show_if_the_instructor_says_so(tmp_path):
     clock = Clock()
     deadline = dt.datetime.fromtimestamp(T0 + 60, dt.UTC)
-    service, _ = _service(tmp_path, pol.Policies(pol.Policy(deadline=deadline, accept_late=True)), clock=clock)
+    service, _ = _service(
+        tmp_path, pol.Policies(pol.Policy(deadline=deadline, accept_late=True)), clock=clock
+    )
     result = _fake_result(type("J", (), {"student": "ada", "assignment": "pilot"}))
     _hand_in(service.config.inbound, "ada", RELEASE)
     service.scan()
@@ -283,10 +316,18 @@ def test_a_submission_in_the_cooldown_is_refused_with_a_page_saying_when(tmp_pat
 
 
 def test_a_folder_in_another_students_name_is_refused_unread(tmp_path):
-    config = ServiceConfig(exchange_root=tmp_path / "exchange", course_id="dp", source_root=PILOT.parent,
-                           state_dir=tmp_path / "state", check_owner=True, settle_seconds=0)
+    config = ServiceConfig(
+        exchange_root=tmp_path / "exchange",
+        course_id="dp",
+        source_root=PILOT.parent,
+        state_dir=tmp_path / "state",
+        check_owner=True,
+        settle_seconds=0,
+    )
     calls = []
-    service = HandinService(config, grade=lambda job: calls.append(job) or _fake_result(job), log=lambda s: None)
+    service = HandinService(
+        config, grade=lambda job: calls.append(job) or _fake_result(job), log=lambda s: None
+    )
     owner = __import__("pwd").getpwuid(os.getuid()).pw_name
     _, theirs = _hand_in(config.inbound, "someone-else", RELEASE)
     _hand_in(config.inbound, "+bad", RELEASE)  # no student name: not a submission folder
@@ -307,13 +348,18 @@ def test_a_restart_mid_grading_loses_and_duplicates_nothing(tmp_path):
     def crash(job):
         raise Crash  # the machine stops while this submission is being graded
 
-    service, _ = _service(tmp_path, grade=crash, on_graded=lambda jobs, results: recorded.extend(
-        j.student for j in jobs))
+    service, _ = _service(
+        tmp_path,
+        grade=crash,
+        on_graded=lambda jobs, results: recorded.extend(j.student for j in jobs),
+    )
     _, secret = _hand_in(service.config.inbound, "ada", RELEASE)
     with pytest.raises(Crash):
         service.run_once()
     assert service.queue.rows()[0].state == "grading" and recorded == []
-    restarted, _ = _service(tmp_path, on_graded=lambda jobs, results: recorded.extend(j.student for j in jobs))
+    restarted, _ = _service(
+        tmp_path, on_graded=lambda jobs, results: recorded.extend(j.student for j in jobs)
+    )
     stops = iter([False, True])
     restarted.serve(poll_seconds=0, should_stop=lambda: next(stops))
     assert recorded == ["ada"]  # graded once after the restart, handed over once
@@ -345,8 +391,12 @@ def test_real_grading_two_students_and_an_attack(tmp_path):
 
     graded = {}
     config = ServiceConfig(
-        exchange_root=tmp_path / "exchange", course_id="dp", source_root=PILOT.parent,
-        state_dir=tmp_path / "state", check_owner=False, settle_seconds=0,
+        exchange_root=tmp_path / "exchange",
+        course_id="dp",
+        source_root=PILOT.parent,
+        state_dir=tmp_path / "state",
+        check_owner=False,
+        settle_seconds=0,
         options=Options(cell_timeout=60, notebook_timeout=240),
     )
 
@@ -367,15 +417,22 @@ def test_real_grading_two_students_and_an_attack(tmp_path):
     assert "Autograded score: 7 / 7" in text(ada)
     assert "Autograded score: 0 / 7" in text(bob) and "Autograded score: 0 / 7" in text(mallory)
     assert json.dumps(service.queue.counts()) == json.dumps(
-        {"pending": 0, "grading": 0, "graded": 3, "refused": 0, "failed": 0})
+        {"pending": 0, "grading": 0, "graded": 3, "refused": 0, "failed": 0}
+    )
 
 
 def test_the_rules_are_read_again_when_the_file_changes_and_a_bad_edit_keeps_the_old(tmp_path):
     settings = tmp_path / "handin.toml"
     settings.write_text("[default]\nattempts = 1\n")
-    config = ServiceConfig(exchange_root=tmp_path / "exchange", course_id="dp", source_root=PILOT.parent,
-                           state_dir=tmp_path / "state", policies=pol.load_policies(settings),
-                           check_owner=False, settings_path=settings)
+    config = ServiceConfig(
+        exchange_root=tmp_path / "exchange",
+        course_id="dp",
+        source_root=PILOT.parent,
+        state_dir=tmp_path / "state",
+        policies=pol.load_policies(settings),
+        check_owner=False,
+        settings_path=settings,
+    )
     said = []
     service = HandinService(config, grade=_fake_result, log=said.append)
     settings.write_text("[default]\nattempts = 4\n")
@@ -387,7 +444,9 @@ def test_the_rules_are_read_again_when_the_file_changes_and_a_bad_edit_keeps_the
     assert any("previous rules stay" in line for line in said)
 
 
-def test_a_flood_of_folders_costs_one_read_and_one_page_and_others_are_graded(tmp_path, monkeypatch):
+def test_a_flood_of_folders_costs_one_read_and_one_page_and_others_are_graded(
+    tmp_path, monkeypatch
+):
     """A student makes 3,000 submission folders: only the newest is read (the others are refused
     unread, superseded, with no page), one refusal page at most, one grading; another student's
     one submission is graded in the first round; the round takes well under the 42 s it took."""
@@ -395,7 +454,11 @@ def test_a_flood_of_folders_costs_one_read_and_one_page_and_others_are_graded(tm
 
     reads = []
     real = collect._read_notebook
-    monkeypatch.setattr(collect, "_read_notebook", lambda fd, name, where, files=None: reads.append(where) or real(fd, name, where, files))
+    monkeypatch.setattr(
+        collect,
+        "_read_notebook",
+        lambda fd, name, where, files=None: reads.append(where) or real(fd, name, where, files),
+    )
     service, calls = _service(tmp_path, pol.Policies(pol.Policy(attempts=2)), workers=2)
     data = notebook_bytes(RELEASE)
     inbound = service.config.inbound
@@ -417,7 +480,9 @@ def test_a_flood_of_folders_costs_one_read_and_one_page_and_others_are_graded(tm
     counts = service.queue.counts()
     assert counts["graded"] == 2 and counts["refused"] == 2999
     assert {r.reason for r in service.queue.rows() if r.state == "refused"} == {"superseded"}
-    assert len(list((tmp_path / "exchange" / "dp" / "feedback").glob("*.html"))) == 2  # their own pages
+    assert (
+        len(list((tmp_path / "exchange" / "dp" / "feedback").glob("*.html"))) == 2
+    )  # their own pages
 
 
 def test_a_recording_failure_is_retried_and_then_failed_never_looped(tmp_path):
@@ -440,14 +505,22 @@ def test_a_recording_failure_is_retried_and_then_failed_never_looped(tmp_path):
 # ---------------------------------------------------------------- a hostile class
 
 
-def test_a_folder_name_that_is_not_utf8_or_odd_is_refused_with_a_row_and_the_round_goes_on(tmp_path):
+def test_a_folder_name_that_is_not_utf8_or_odd_is_refused_with_a_row_and_the_round_goes_on(
+    tmp_path,
+):
     """A name that is not UTF-8 made every round raise before anything was graded; now each odd
     name is a refused row (its bytes escaped), and the class is graded in the same round."""
     service, calls = _service(tmp_path)
     inbound = service.config.inbound
     inbound.mkdir(parents=True)
-    odd = [b"\xff\xfe+pilot+x", b"ada\x1b[31m+pilot+x", b"noplus", b"a<script>+pilot+x", b"+pilot+x",
-           b"x" * 255]
+    odd = [
+        b"\xff\xfe+pilot+x",
+        b"ada\x1b[31m+pilot+x",
+        b"noplus",
+        b"a<script>+pilot+x",
+        b"+pilot+x",
+        b"x" * 255,
+    ]
     for name in odd:
         os.mkdir(os.path.join(os.fsencode(inbound), name))
     _, ada = _hand_in(inbound, "ada", RELEASE)
@@ -474,7 +547,9 @@ def test_a_folder_made_in_a_classmates_name_never_stands_for_their_last_submissi
     deadline = dt.datetime.fromtimestamp(clock.t + 3600, dt.UTC)
     graded = []
     service, _ = _service(
-        tmp_path, pol.Policies(pol.Policy(cooldown_minutes=30, deadline=deadline)), clock=clock,
+        tmp_path,
+        pol.Policies(pol.Policy(cooldown_minutes=30, deadline=deadline)),
+        clock=clock,
         grade=lambda job: graded.append(job.submission) or _fake_result(job),
     )
     service.config = dataclasses.replace(service.config, check_owner=True)
@@ -505,14 +580,20 @@ def test_what_is_graded_is_what_arrived_and_a_late_edit_in_place_arrives_late(tm
     graded = []
     clock = Clock(time.time())
     deadline = dt.datetime.fromtimestamp(clock.t + 30, dt.UTC)
-    service, _ = _service(tmp_path, pol.Policies(pol.Policy(deadline=deadline)), clock=clock,
-                          grade=lambda job: graded.append(job.submission) or _fake_result(job))
+    service, _ = _service(
+        tmp_path,
+        pol.Policies(pol.Policy(deadline=deadline)),
+        clock=clock,
+        grade=lambda job: graded.append(job.submission) or _fake_result(job),
+    )
     inbound = service.config.inbound
     service.queue.set_paused(True)
     folder, _ = _hand_in(inbound, "ada", RELEASE)
     service.run_once()
     original = (inbound / folder / "pilot.ipynb").read_bytes()
-    (inbound / folder / "pilot.ipynb").write_bytes(notebook_bytes(fill_answers(copy.deepcopy(RELEASE))))
+    (inbound / folder / "pilot.ipynb").write_bytes(
+        notebook_bytes(fill_answers(copy.deepcopy(RELEASE)))
+    )
     service.queue.set_paused(False)
     service.run_once()
     assert graded == [original]
@@ -524,14 +605,21 @@ def test_what_is_graded_is_what_arrived_and_a_late_edit_in_place_arrives_late(tm
     while time.time() < made + 1.0:  # the deadline falls between the folder and the edit
         time.sleep(0.1)
     edited_at = time.time()
-    (inbound / late / "pilot.ipynb").write_bytes(notebook_bytes(fill_answers(copy.deepcopy(RELEASE))))
+    (inbound / late / "pilot.ipynb").write_bytes(
+        notebook_bytes(fill_answers(copy.deepcopy(RELEASE)))
+    )
     clock.t = deadline.timestamp() + 60
     with_edit = service.config
     service.config = dataclasses.replace(
-        with_edit, policies=pol.Policies(pol.Policy(deadline=dt.datetime.fromtimestamp(made + 0.5, dt.UTC))))
+        with_edit,
+        policies=pol.Policies(pol.Policy(deadline=dt.datetime.fromtimestamp(made + 0.5, dt.UTC))),
+    )
     assert made < made + 0.5 < edited_at
     service.run_once()
-    assert (service.queue.get(late).state, service.queue.get(late).reason) == ("refused", "deadline")
+    assert (service.queue.get(late).state, service.queue.get(late).reason) == (
+        "refused",
+        "deadline",
+    )
     assert len(graded) == 1
 
 
@@ -569,7 +657,10 @@ def test_a_stalled_notebook_holds_only_its_own_worker(tmp_path):
     service.run_once()
     secrets_ = [_hand_in(inbound, s, RELEASE)[1] for s in ("ada", "bob", "cy")]
     started = time.monotonic()
-    while any(_page(tmp_path / "exchange", s) is None for s in secrets_) and time.monotonic() - started < 20:
+    while (
+        any(_page(tmp_path / "exchange", s) is None for s in secrets_)
+        and time.monotonic() - started < 20
+    ):
         service.run_once(wait=0.2)
     assert all(_page(tmp_path / "exchange", s) is not None for s in secrets_)
     assert [r.student for r in service.queue.rows() if r.state == "grading"] == ["zz"]
@@ -599,8 +690,9 @@ def test_a_starved_submission_is_graded_once_more_by_one_worker_with_the_same_wa
 
     service, _ = _service(tmp_path, workers=2)
     service.pool, service.grade = ThreadPool(2), grade
-    service.config = dataclasses.replace(service.config, options=dataclasses.replace(
-        service.config.options, notebook_wall=300.0))
+    service.config = dataclasses.replace(
+        service.config, options=dataclasses.replace(service.config.options, notebook_wall=300.0)
+    )
     inbound = service.config.inbound
     _hand_in(inbound, "ada", RELEASE)
     service.run_once(wait=1.0)
@@ -623,8 +715,10 @@ def test_a_starved_submission_is_graded_once_more_by_one_worker_with_the_same_wa
 def _late_folder(inbound: Path, student: str = "ada") -> tuple[str, float]:
     """A folder handed in, then a deadline just after it: returns (folder, deadline)."""
     folder, _ = _hand_in(inbound, student, RELEASE)
-    made = max((inbound / folder / n).stat().st_ctime for n in ("", "pilot.ipynb", "timestamp.txt",
-                                                                 "submission_secret.txt"))
+    made = max(
+        (inbound / folder / n).stat().st_ctime
+        for n in ("", "pilot.ipynb", "timestamp.txt", "submission_secret.txt")
+    )
     deadline = made + 0.5
     while time.time() < deadline + 0.5:
         time.sleep(0.05)
@@ -632,7 +726,9 @@ def _late_folder(inbound: Path, student: str = "ada") -> tuple[str, float]:
 
 
 @pytest.mark.parametrize("moment", ["after the listing, before the open", "after the read"])
-def test_a_notebook_renamed_into_place_during_the_read_is_refused_or_graded_as_it_was(tmp_path, monkeypatch, moment):
+def test_a_notebook_renamed_into_place_during_the_read_is_refused_or_graded_as_it_was(
+    tmp_path, monkeypatch, moment
+):
     """A folder the service first reaches after the deadline; the student renames a prepared
     notebook into place at the worst moment (a hook, not luck). It was graded 17/17 as on time in 2
     of 3 runs; now it is refused for the deadline, or graded on what was there before."""
@@ -640,7 +736,9 @@ def test_a_notebook_renamed_into_place_during_the_read_is_refused_or_graded_as_i
 
     graded = []
     clock = Clock(time.time())
-    service, _ = _service(tmp_path, clock=clock, grade=lambda job: graded.append(job.submission) or _fake_result(job))
+    service, _ = _service(
+        tmp_path, clock=clock, grade=lambda job: graded.append(job.submission) or _fake_result(job)
+    )
     inbound = service.config.inbound
     inbound.mkdir(parents=True)
     prepared = inbound / ".prepared"  # made before the deadline, outside the folder
@@ -648,7 +746,9 @@ def test_a_notebook_renamed_into_place_during_the_read_is_refused_or_graded_as_i
     folder, deadline = _late_folder(inbound)
     before = (inbound / folder / "pilot.ipynb").read_bytes()
     service.config = dataclasses.replace(
-        service.config, policies=pol.Policies(pol.Policy(deadline=dt.datetime.fromtimestamp(deadline, dt.UTC))))
+        service.config,
+        policies=pol.Policies(pol.Policy(deadline=dt.datetime.fromtimestamp(deadline, dt.UTC))),
+    )
     clock.t = time.time()
     renamed = []
 
@@ -679,8 +779,12 @@ def test_the_services_own_chmod_never_makes_an_older_folder_look_newer(tmp_path,
 
     graded = []
     clock = Clock(time.time())
-    service, _ = _service(tmp_path, grade=lambda job: graded.append(job.submission) or _fake_result(job),
-                          settle_seconds=3600.0, clock=clock)
+    service, _ = _service(
+        tmp_path,
+        grade=lambda job: graded.append(job.submission) or _fake_result(job),
+        settle_seconds=3600.0,
+        clock=clock,
+    )
     inbound = service.config.inbound
     first, _ = _hand_in(inbound, "ada", RELEASE, when="2026-11-27 10:00:00.000000 UTC")
     os.chmod(inbound / first, 0o777)  # as nbgrader's submit leaves it
@@ -691,7 +795,9 @@ def test_the_services_own_chmod_never_makes_an_older_folder_look_newer(tmp_path,
     def lock_after_a_second_hand_in(*args, **kwargs):
         if not made:
             time.sleep(0.01)
-            made.append(_hand_in(inbound, "ada", second_nb, when="2026-11-27 10:00:01.000000 UTC")[0])
+            made.append(
+                _hand_in(inbound, "ada", second_nb, when="2026-11-27 10:00:01.000000 UTC")[0]
+            )
             time.sleep(0.01)
         return real(*args, **kwargs)
 
@@ -712,12 +818,20 @@ def _as_nobody(script: str, *args: str):
     import subprocess
 
     nobody = pwd.getpwnam("nobody")
-    return subprocess.Popen(["/bin/sh", "-c", script, "classmate", *args], user=nobody.pw_uid,
-                            group=nobody.pw_gid, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            text=True, cwd="/")
+    return subprocess.Popen(
+        ["/bin/sh", "-c", script, "classmate", *args],
+        user=nobody.pw_uid,
+        group=nobody.pw_gid,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd="/",
+    )
 
 
-needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as a classmate (the user nobody)")
+needs_root = pytest.mark.skipif(
+    os.geteuid() != 0, reason="needs root to act as a classmate (the user nobody)"
+)
 
 
 @pytest.fixture
@@ -743,8 +857,9 @@ def test_a_classmate_who_touches_a_listable_folder_changes_nothing(shared_tmp):
     me = pwd.getpwuid(os.getuid()).pw_name
     clock = Clock(time.time())
     deadline = dt.datetime.fromtimestamp(time.time() + 4, dt.UTC)
-    service, calls = _service(shared_tmp, pol.Policies(pol.Policy(deadline=deadline)), clock=clock,
-                              settle_seconds=2.0)
+    service, calls = _service(
+        shared_tmp, pol.Policies(pol.Policy(deadline=deadline)), clock=clock, settle_seconds=2.0
+    )
     service.config = dataclasses.replace(service.config, check_owner=True)
     inbound = service.config.inbound
     folder, secret = _hand_in(inbound, me, fill_answers(copy.deepcopy(RELEASE)))
@@ -754,7 +869,9 @@ def test_a_classmate_who_touches_a_listable_folder_changes_nothing(shared_tmp):
     os.chmod(inbound / folder, 0o777)
     toucher = _as_nobody(  # every 0.2 s for 8 s; prints how many touches landed and how many failed
         'ok=0; bad=0; for i in $(seq 40); do if touch "$1" 2>/dev/null; then ok=$((ok+1)); '
-        'else bad=$((bad+1)); fi; sleep 0.2; done; echo $ok $bad', str(inbound / folder))
+        "else bad=$((bad+1)); fi; sleep 0.2; done; echo $ok $bad",
+        str(inbound / folder),
+    )
     try:
         time.sleep(0.5)  # a few touches land before the service first sees the folder
         while time.time() < deadline.timestamp() + 4:
@@ -783,10 +900,14 @@ def test_an_inbound_every_user_can_list_is_made_unlistable_as_nbgrader_makes_it(
         os.chmod(path, 0o755)
     os.chmod(inbound, 0o1777)
     _hand_in(inbound, "ada", RELEASE)
-    before = _as_nobody('ls "$1" >/dev/null 2>&1 && echo listed || echo refused', str(inbound)).communicate()[0]
+    before = _as_nobody(
+        'ls "$1" >/dev/null 2>&1 && echo listed || echo refused', str(inbound)
+    ).communicate()[0]
     service.run_once()
     mode = inbound.stat().st_mode
-    after = _as_nobody('ls "$1" >/dev/null 2>&1 && echo listed || echo refused', str(inbound)).communicate()[0]
+    after = _as_nobody(
+        'ls "$1" >/dev/null 2>&1 && echo listed || echo refused', str(inbound)
+    ).communicate()[0]
     handed = _as_nobody('mkdir "$1/bob+pilot+x" && echo made', str(inbound)).communicate()[0]
     assert (before.strip(), after.strip(), handed.strip()) == ("listed", "refused", "made")
     assert mode & 0o004 == 0 and mode & 0o1000
@@ -803,7 +924,9 @@ def test_a_classmate_who_swaps_the_notebook_of_a_listable_folder_changes_nothing
 
     me = pwd.getpwuid(os.getuid()).pw_name
     graded = []
-    service, _ = _service(shared_tmp, grade=lambda job: graded.append(job.submission) or _fake_result(job))
+    service, _ = _service(
+        shared_tmp, grade=lambda job: graded.append(job.submission) or _fake_result(job)
+    )
     service.config = dataclasses.replace(service.config, check_owner=True)
     inbound = service.config.inbound
     mine = notebook_bytes(fill_answers(copy.deepcopy(RELEASE)))
@@ -818,7 +941,9 @@ def test_a_classmate_who_swaps_the_notebook_of_a_listable_folder_changes_nothing
         assert service.queue.rows() == [] or service.queue.get(folder)
     swap = _as_nobody(
         'if echo "{}" > "$1/.mine" 2>/dev/null && mv -f "$1/.mine" "$1/pilot.ipynb" 2>/dev/null; '
-        'then echo swapped; else echo refused; fi', str(inbound / folder))
+        "then echo swapped; else echo refused; fi",
+        str(inbound / folder),
+    )
     out, _ = swap.communicate(timeout=30)
     while service.run_once():
         pass
@@ -849,18 +974,105 @@ def test_the_command_grades_for_real_and_keeps_what_it_writes_private(tmp_path):
     settings.write_text("[default]\nattempts = 0\ncooldown_minutes = 0\n")
     grades = tmp_path / "out" / "grades.csv"
     time.sleep(2.1)  # the folder has settled
-    code = cli.main(["handin", "once", "--exchange", str(exchange), "--course-id", "dp",
-                     "--source", str(PILOT.parent), "--state", str(tmp_path / "state"),
-                     "--grades", str(grades), "--settings", str(settings), "--no-gradebook",
-                     "--no-check-owner", "--workers", "2", "--cell-timeout", "60"])
+    code = cli.main(
+        [
+            "handin",
+            "once",
+            "--exchange",
+            str(exchange),
+            "--course-id",
+            "dp",
+            "--source",
+            str(PILOT.parent),
+            "--state",
+            str(tmp_path / "state"),
+            "--grades",
+            str(grades),
+            "--settings",
+            str(settings),
+            "--no-gradebook",
+            "--no-check-owner",
+            "--workers",
+            "2",
+            "--cell-timeout",
+            "60",
+        ]
+    )
     assert code == 0
     (row,) = json.loads(grades.with_suffix(".json").read_text())
     assert (row["score"], row["max_score"]) == (7.0, 7.0), row["problems"]
     assert _page(exchange, secret) is not None
     assert (exchange / "dp" / "feedback").stat().st_mode & 0o777 == 0o711
-    for path in [grades, grades.with_suffix(".json"), *(tmp_path / "out" / "feedback").rglob("*.html")]:
+    for path in [
+        grades,
+        grades.with_suffix(".json"),
+        *(tmp_path / "out" / "feedback").rglob("*.html"),
+    ]:
         assert path.stat().st_mode & 0o007 == 0, f"{path} is world-readable"
     assert umask() == before  # the process's umask is left as it was
+
+
+def test_the_service_stopped_by_the_hubs_sigterm_leaves_no_grading_process_behind(tmp_path):
+    """The hub stops a managed service with SIGTERM: the service stops as on Ctrl-C and its
+    pool's grading processes go with it (left behind, each would hold memory until reboot)."""
+    import signal
+    import subprocess
+    import sys
+
+    settings = tmp_path / "handin.toml"
+    settings.write_text("[default]\nattempts = 0\n")
+    _hand_in(tmp_path / "exchange" / "dp" / "inbound", "ada", RELEASE)  # the pool starts with work
+    service = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "coursetools",
+            "handin",
+            "serve",
+            "--exchange",
+            str(tmp_path / "exchange"),
+            "--course-id",
+            "dp",
+            "--source",
+            str(PILOT.parent),
+            "--state",
+            str(tmp_path / "state"),
+            "--grades",
+            str(tmp_path / "out" / "grades.csv"),
+            "--settings",
+            str(settings),
+            "--no-gradebook",
+            "--no-check-owner",
+            "--workers",
+            "2",
+            "--poll",
+            "0.2",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        children: list[str] = []
+        while not children and time.monotonic() < deadline:  # the pool's processes, once grading
+            children = subprocess.run(
+                ["pgrep", "-P", str(service.pid)], capture_output=True, text=True
+            ).stdout.split()
+            time.sleep(0.2)
+        assert children, "the pool never started"
+        service.send_signal(signal.SIGTERM)
+        out, _ = service.communicate(timeout=60)
+        assert "handin: stopped" in out
+        deadline = time.monotonic() + 30
+        alive = children
+        while alive and time.monotonic() < deadline:
+            alive = [c for c in children if Path(f"/proc/{c}").exists()]
+            time.sleep(0.2)
+        assert alive == [], f"grading processes left behind: {alive}"
+    finally:
+        if service.poll() is None:
+            service.kill()
 
 
 def _cpu_groups() -> bool:
@@ -870,8 +1082,12 @@ def _cpu_groups() -> bool:
     return os.geteuid() == 0 and sbx.detect()[0] != "rlimit" and limits.cgroup_support() != "none"
 
 
-@pytest.mark.skipif(not _cpu_groups(), reason="needs root and control groups (the sandbox's CPU meter)")
-def test_a_notebook_that_sleeps_between_bursts_holds_one_worker_for_the_wall_and_a_classmate_is_served(tmp_path):
+@pytest.mark.skipif(
+    not _cpu_groups(), reason="needs root and control groups (the sandbox's CPU meter)"
+)
+def test_a_notebook_that_sleeps_between_bursts_holds_one_worker_for_the_wall_and_a_classmate_is_served(
+    tmp_path,
+):
     """The review's stall, with the real grader and two workers: mallory's answers compute 20 ms
     then sleep 80 ms, for ever. Her run is cut by the 15 s hand-in wall; it is not starved (her
     threads hardly waited), so it is not graded again alone: ada, who hands in as mallory's run is
@@ -881,12 +1097,21 @@ def test_a_notebook_that_sleeps_between_bursts_holds_one_worker_for_the_wall_and
     from coursetools.grading.job import Options
 
     bursts = fill_answers(copy.deepcopy(RELEASE))
-    bursts.cells.insert(0, nbformat.v4.new_code_cell(
-        "import time\nwhile True:\n    _t = time.process_time()\n    while time.process_time() - _t < 0.02:\n"
-        "        pass\n    time.sleep(0.08)\n"))
+    bursts.cells.insert(
+        0,
+        nbformat.v4.new_code_cell(
+            "import time\nwhile True:\n    _t = time.process_time()\n    while time.process_time() - _t < 0.02:\n"
+            "        pass\n    time.sleep(0.08)\n"
+        ),
+    )
     config = ServiceConfig(
-        exchange_root=tmp_path / "exchange", course_id="dp", source_root=PILOT.parent,
-        state_dir=tmp_path / "state", check_owner=False, settle_seconds=0, workers=2,
+        exchange_root=tmp_path / "exchange",
+        course_id="dp",
+        source_root=PILOT.parent,
+        state_dir=tmp_path / "state",
+        check_owner=False,
+        settle_seconds=0,
+        workers=2,
         options=Options(cell_timeout=60, notebook_timeout=120, notebook_wall=15.0),
     )
     log = []
@@ -907,5 +1132,7 @@ def test_a_notebook_that_sleeps_between_bursts_holds_one_worker_for_the_wall_and
     assert latency < 15, (latency, log)
     assert rows["ada"].score == 7
     assert rows["mallory"].state == "graded" and not rows["mallory"].alone, log  # graded once
-    assert rows["mallory"].finished - rows["mallory"].started < 15 + 30  # the wall, and the grader's start-up
+    assert (
+        rows["mallory"].finished - rows["mallory"].started < 15 + 30
+    )  # the wall, and the grader's start-up
     assert not any("graded once more" in line for line in log), log

@@ -5,7 +5,7 @@ more plausible wrong answers (distinct combinations counted instead of records, 
 text, the Poisson approximation or m for m - 1 where the exact expectation is asked, a power of a
 number close to 1 that loses precision, a NaN accepted where the contract says raise, a
 linkage on exact combinations where the release blurs values with '*', a
-similarity score that counts unrated films or ignores rarity or dates, a partly suppressed
+similarity score that counts unrated films, never counts a clear mismatch against or ignores rarity or dates, a partly suppressed
 class, a budget compared with < for <=, a jump read where a threshold
 ends, the round-down platform's rule where the platform rounds to the nearest, a half-step
 that is not whole for an odd step, a special case that fits only the visible inputs...) are handed in and graded by the
@@ -127,6 +127,7 @@ def _sim(
     close_d: str = "np.exp(-gap_d / 30.0)",
     items: str = "np.asarray(aux_items, dtype=int)",
     total: str = "(combined * weights).sum(axis=1)",
+    offset: str = "1.138",
 ) -> str:
     combine = "np.where(sub_r > 0, sim, 0.0)" if mask else "sim"
     return f"""
@@ -138,7 +139,7 @@ def similarity_scores(aux_items, aux_ratings, aux_days, ratings, days):
     sub_d = days[:, aux_items].astype(float)
     gap_r = np.abs(sub_r - np.asarray(aux_ratings, dtype=float))
     gap_d = np.abs(sub_d - np.asarray(aux_days, dtype=float))
-    sim = {close_r} + {close_d}
+    sim = {close_r} + {close_d} - {offset}
     combined = {combine}
     return {total}
 """
@@ -275,6 +276,19 @@ WRONG = {
         ),
     ],
     "similarity_scores": [
+        (
+            "Narayanan and Shmatikov's score, never negative, printed by help(dplib.attacks.sparse) (the old answer)",
+            _sim(offset="0.0"),
+        ),
+        ("their score minus 1, a mismatch of 3 stars still counted for", _sim(offset="1.0")),
+        (
+            "mismatches counted against on the stars only, the days ignored",
+            _sim(close_r="(1.0 - gap_r / 2.5)", close_d="0.0", offset="0.0"),
+        ),
+        (
+            "an unrated film counted against",
+            _sim(mask=False, close_r="np.where(sub_r > 0, np.exp(-gap_r / 1.5), 0.0)"),
+        ),
         ("films the user did not rate still score", _sim(mask=False)),
         ("all films weigh the same", _sim(weights="np.ones(len(aux_items))")),
         ("popular films weigh more", _sim(weights="np.log1p(support)")),
@@ -283,7 +297,6 @@ WRONG = {
             _sim(weights="1.0 / np.log1p((ratings >= 0).sum(axis=0)[aux_items])"),
         ),
         ("exact matches only", _sim(close_r="(gap_r == 0)", close_d="(gap_d == 0)")),
-        ("dates ignored", _sim(close_d="0.0")),
         (
             "films sorted, their remembered ratings and days not",
             _sim(items="np.sort(np.asarray(aux_items, dtype=int))"),
@@ -526,19 +539,18 @@ def unhash_medallions(hashed):
 """,
     ],
     "similarity_scores": [
-        # inverse support as the weight, 1 / (1 + gap) closeness, the two multiplied; a loop over films
+        # inverse support as the weight, the two closeness terms multiplied, minus 0.1; a loop over films
         """
 def similarity_scores(aux_items, aux_ratings, aux_days, ratings, days):
     scores = np.zeros(ratings.shape[0])
     for item, stars, day in zip(np.asarray(aux_items, dtype=int), aux_ratings, aux_days):
         rated = ratings[:, item] > 0
         weight = 1.0 / int(rated.sum()) if rated.any() else 0.0
-        near_r = 1.0 / (1.0 + np.abs(ratings[:, item] - float(stars)))
-        near_d = 1.0 / (1.0 + np.abs(days[:, item] - float(day)) / 30.0)
-        scores += np.where(rated, weight * near_r * near_d, 0.0)
+        near = np.exp(-np.abs(ratings[:, item] - float(stars))) * np.exp(-np.abs(days[:, item] - float(day)) / 20.0)
+        scores += np.where(rated, weight * (near - 0.1), 0.0)
     return scores
 """,
-        # log10 inverse frequency, straight-line closeness cut at 5 stars and 90 days, a matrix product
+        # log10 inverse frequency, the paper's two closeness terms minus 1.138 (the narrow window)
         """
 def similarity_scores(aux_items, aux_ratings, aux_days, ratings, days):
     items = np.asarray(aux_items, dtype=int)
@@ -546,9 +558,9 @@ def similarity_scores(aux_items, aux_ratings, aux_days, ratings, days):
     Dd = days[:, items].astype(float)
     rated = R > 0
     w = 1.0 / np.log10(1.0 + np.maximum(rated.sum(axis=0), 1))
-    near_r = np.clip(1.0 - np.abs(R - np.asarray(aux_ratings, float)[None, :]) / 5.0, 0.0, None)
-    near_d = np.clip(1.0 - np.abs(Dd - np.asarray(aux_days, float)[None, :]) / 90.0, 0.0, None)
-    return ((near_r + near_d) * rated) @ w
+    near_r = np.exp(-np.abs(R - np.asarray(aux_ratings, float)[None, :]) / 1.5)
+    near_d = np.exp(-np.abs(Dd - np.asarray(aux_days, float)[None, :]) / 30.0)
+    return ((near_r + near_d - 1.138) * rated) @ w
 """,
     ],
     "k_anonymity": [

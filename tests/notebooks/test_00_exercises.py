@@ -3,7 +3,8 @@
 Issue 31 (third edition): for every exercise of ``solutions/00_anonymization_failures``, three or
 more plausible wrong answers (distinct combinations counted instead of records, columns glued as
 text, the Poisson approximation or m for m - 1 where the exact expectation is asked, a power of a
-number close to 1 that loses precision, a NaN accepted where the contract says raise, a
+number close to 1 that loses precision, a NaN accepted where the contract says raise, an
+unsalted table where the release is salted, a
 linkage on exact combinations where the release blurs values with '*', a
 similarity score that counts unrated films, never counts a clear mismatch against or ignores rarity or dates, a partly suppressed
 class, a budget compared with < for <=, a jump read where a threshold
@@ -105,14 +106,21 @@ def link(medical, voters, quasi_identifiers):
 """
 
 
-def _unhash(spaces: str, missing: str = "None") -> str:
+def _unhash(
+    spaces: str,
+    missing: str = "None",
+    salted: str = "salt + m",
+    salts: str = "itertools.product(U, repeat=3)",
+    find: str = "hashlib.md5((s + known_medallion).encode()).hexdigest() == str(hashed[known_index])",
+) -> str:
     return f"""
-def unhash_medallions(hashed):
+def unhash_medallions(hashed, known_index, known_medallion):
     D, U = string.digits, string.ascii_uppercase
+    salt = next(("".join(t) for t in {salts} if (lambda s: {find})("".join(t))), "")
     space = []
     for pattern in {spaces}:
         space += ["".join(t) for t in itertools.product(*pattern)]
-    table = {{hashlib.md5(m.encode()).hexdigest(): m for m in space}}
+    table = {{hashlib.md5(({salted}).encode()).hexdigest(): m for m in space}}
     return [table.get(str(h), {missing}) for h in hashed]
 """
 
@@ -258,13 +266,28 @@ WRONG = {
         ("patients published alike counted once", _wild(dedupe=True)),
     ],
     "unhash_medallions": [
-        ("only the first format", _unhash("[(D, U, D, D)]")),
         (
-            "lower-case letters",
+            "the unsalted table, help(dplib.attacks.hashed_ids)'s attack (the old answer)",
+            _unhash(_BOTH, salted="m"),
+        ),
+        (
+            "the salt written behind the medallion",
             _unhash(
-                "[(D, string.ascii_lowercase, D, D), (string.ascii_lowercase, string.ascii_lowercase, D, D, D)]"
+                _BOTH,
+                salted="m + salt",
+                find="hashlib.md5((known_medallion + s).encode()).hexdigest() == str(hashed[known_index])",
             ),
         ),
+        (
+            "salts of lower-case letters",
+            _unhash(_BOTH, salts="itertools.product(string.ascii_lowercase, repeat=3)"),
+        ),
+        ("salts of two letters", _unhash(_BOTH, salts="itertools.product(U, repeat=2)")),
+        (
+            "the visible example's salt QED for every release",
+            _unhash(_BOTH, salts="[('Q', 'E', 'D')]", find="True"),
+        ),
+        ("only the first format", _unhash("[(D, U, D, D)]")),
         ("digits 1-9 only", _unhash("[(D[1:], U, D[1:], D[1:]), (U, U, D[1:], D[1:], D[1:])]")),
         ("empty string for a non-medallion", _unhash(_BOTH, missing="''")),
         (
@@ -509,30 +532,39 @@ def link(medical, voters, quasi_identifiers):
     ],
     "unhash_medallions": [
         """
-def unhash_medallions(hashed):
+def unhash_medallions(hashed, known_index, known_medallion):
+    target = str(hashed[known_index])
+    salt = None
+    for a in string.ascii_uppercase:
+        for b in string.ascii_uppercase:
+            for c in string.ascii_uppercase:
+                if hashlib.md5(f"{a}{b}{c}{known_medallion}".encode()).hexdigest() == target:
+                    salt = a + b + c
     table = {}
     for d1 in string.digits:
         for l1 in string.ascii_uppercase:
             for d2 in string.digits:
                 for d3 in string.digits:
                     m = d1 + l1 + d2 + d3
-                    table[hashlib.md5(m.encode()).hexdigest()] = m
+                    table[hashlib.md5((salt + m).encode()).hexdigest()] = m
     for a in string.ascii_uppercase:
         for b in string.ascii_uppercase:
             for n in range(1000):
                 m = f"{a}{b}{n:03d}"
-                table[hashlib.md5(m.encode()).hexdigest()] = m
+                table[hashlib.md5((salt + m).encode()).hexdigest()] = m
     return [table[h] if h in table else None for h in (str(x) for x in hashed)]
 """,
         """
-def unhash_medallions(hashed):
+def unhash_medallions(hashed, known_index, known_medallion):
     wanted = {str(h) for h in hashed}
-    found = {}
     digits, letters = string.digits, string.ascii_uppercase
+    salts = ("".join(t) for t in itertools.product(letters, letters, letters))
+    salt = next(s for s in salts if hashlib.md5((s + known_medallion).encode("ascii")).hexdigest() == str(hashed[known_index]))
+    found = {}
     for parts in itertools.chain(itertools.product(digits, letters, digits, digits),
                                  itertools.product(letters, letters, digits, digits, digits)):
         m = "".join(parts)
-        h = hashlib.md5(m.encode("ascii")).hexdigest()
+        h = hashlib.md5((salt + m).encode("ascii")).hexdigest()
         if h in wanted:
             found[h] = m
     return [found.get(str(h)) for h in hashed]

@@ -18,10 +18,10 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from exchange_hub import MAX_MB, _archive, _wait_for, exchange_hub  # noqa: F401 - the fixture
+from exchange_hub import MAX_MB, _wait_for, exchange_hub, tar_gz  # noqa: F401 - the fixture
 from hub_harness import COURSE_ID
 
-RELEASE = _archive(
+RELEASE = tar_gz(
     {"pilot.ipynb": b'{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'}
 )
 
@@ -53,7 +53,7 @@ def test_a_class_through_the_exchange_and_what_each_student_may_not_do(exchange_
             t["student2"],
             "PUT",
             f"{COURSE_ID}/assignments/pilot",
-            _archive({"pilot.ipynb": b"x"}),
+            tar_gz({"pilot.ipynb": b"x"}),
             force="1",
         )[0]
         == 403
@@ -67,7 +67,7 @@ def test_a_class_through_the_exchange_and_what_each_student_may_not_do(exchange_
         t["student1"],
         "POST",
         f"{COURSE_ID}/assignments/pilot/submissions",
-        _archive({"pilot.ipynb": b"student1's answers"}),
+        tar_gz({"pilot.ipynb": b"student1's answers"}),
         student="student2",
     )
     assert status == 201 and first["student"] == "student1" and "secret" not in first
@@ -75,7 +75,7 @@ def test_a_class_through_the_exchange_and_what_each_student_may_not_do(exchange_
         t["student2"],
         "POST",
         f"{COURSE_ID}/assignments/pilot/submissions",
-        _archive({"pilot.ipynb": b"student2's answers"}),
+        tar_gz({"pilot.ipynb": b"student2's answers"}),
     )
     assert status == 201 and second["student"] == "student2"
 
@@ -87,7 +87,7 @@ def test_a_class_through_the_exchange_and_what_each_student_may_not_do(exchange_
     assert ex.call(t["student1"], "GET", theirs)[0] == 403
     assert ex.call(t["student1"], "GET", theirs + "/feedback")[0] == 403
     assert (
-        ex.call(t["student1"], "PUT", theirs + "/feedback", _archive({"pilot.html": b"10/10"}))[0]
+        ex.call(t["student1"], "PUT", theirs + "/feedback", tar_gz({"pilot.html": b"10/10"}))[0]
         == 403
     )
 
@@ -99,7 +99,7 @@ def test_a_class_through_the_exchange_and_what_each_student_may_not_do(exchange_
     assert status == 200 and b"student2's answers" in gzip.decompress(data)
     assert (
         ex.call(
-            t["instructor"], "PUT", theirs + "/feedback", _archive({"pilot.html": b"<p>0 / 7</p>"})
+            t["instructor"], "PUT", theirs + "/feedback", tar_gz({"pilot.html": b"<p>0 / 7</p>"})
         )[0]
         == 201
     )
@@ -107,7 +107,7 @@ def test_a_class_through_the_exchange_and_what_each_student_may_not_do(exchange_
     assert status == 200 and b"0 / 7" in gzip.decompress(page)
 
     # the size limit, on what is sent and on what it unpacks to
-    too_big = _archive({"pilot.ipynb": os.urandom(MAX_MB * 1024 * 1024 + 1)})
+    too_big = tar_gz({"pilot.ipynb": os.urandom(MAX_MB * 1024 * 1024 + 1)})
     assert (
         ex.call(t["student1"], "POST", f"{COURSE_ID}/assignments/pilot/submissions", too_big)[0]
         == 413

@@ -6,30 +6,17 @@ clock) and fed back, kept across restarts of the service and of the database.
 
 from __future__ import annotations
 
-import gzip
-import io
 import itertools
-import tarfile
 
 import pytest
+from exchange_hub import tar_gz
 from postgres_server import postgres_cluster
 from sqlalchemy.exc import OperationalError
 
 from coursetools.exchange import archive
 from coursetools.exchange.storage import Conflict, ExchangeStore, NotFound, valid_name
 
-
-def _archive(files: dict[str, bytes]) -> bytes:
-    raw = io.BytesIO()
-    with tarfile.open(fileobj=raw, mode="w") as tar:
-        for name, data in files.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return gzip.compress(raw.getvalue())
-
-
-RELEASE = _archive({"a1.ipynb": b'{"cells": []}', "data.csv": b"1\n"})
+RELEASE = tar_gz({"a1.ipynb": b'{"cells": []}', "data.csv": b"1\n"})
 
 
 class Clock:
@@ -48,20 +35,20 @@ def _exercise(store: ExchangeStore, clock: Clock) -> None:
     released = store.release("c", "a1", RELEASE)
     assert released.files == ("a1.ipynb", "data.csv") and released.released_at == clock.now
     with pytest.raises(Conflict):
-        store.release("c", "a1", _archive({"a1.ipynb": b"changed"}))
+        store.release("c", "a1", tar_gz({"a1.ipynb": b"changed"}))
     assert store.released("c", "a1")[1] == RELEASE  # the refused release changed nothing
-    again = store.release("c", "a1", _archive({"a1.ipynb": b"v2"}), force=True)
+    again = store.release("c", "a1", tar_gz({"a1.ipynb": b"v2"}), force=True)
     assert again.files == ("a1.ipynb",)
     assert store.courses() == ["c"]
 
     with pytest.raises(NotFound):
         store.submit("c", "a2", "ada", RELEASE)  # not released
     clock.now += 10
-    first = store.submit("c", "a1", "ada", _archive({"a1.ipynb": b"ada 1"}))
-    second = store.submit("c", "a1", "ada", _archive({"a1.ipynb": b"ada 2"}))  # the same instant
+    first = store.submit("c", "a1", "ada", tar_gz({"a1.ipynb": b"ada 1"}))
+    second = store.submit("c", "a1", "ada", tar_gz({"a1.ipynb": b"ada 2"}))  # the same instant
     assert first.timestamp != second.timestamp and first.arrived_at == clock.now
     assert first.timestamp.startswith("2027-01-15 08:00:10.000000")
-    store.submit("c", "a1", "bob", _archive({"a1.ipynb": b"bob"}))
+    store.submit("c", "a1", "bob", tar_gz({"a1.ipynb": b"bob"}))
     assert [s.student for s in store.submissions("c")] == ["ada", "ada", "bob"]
     assert [s.timestamp for s in store.submissions("c", student="ada")] == [
         first.timestamp,
@@ -76,15 +63,15 @@ def _exercise(store: ExchangeStore, clock: Clock) -> None:
 
     with pytest.raises(NotFound):
         store.feedback("c", "a1", "ada", first.timestamp)
-    store.put_feedback("c", "a1", "ada", first.timestamp, _archive({"a1.html": b"<p>2/3</p>"}))
+    store.put_feedback("c", "a1", "ada", first.timestamp, tar_gz({"a1.html": b"<p>2/3</p>"}))
     assert store.submissions("c", student="ada")[0].feedback == ("a1.html",)
     assert store.submissions("c", student="ada")[1].feedback is None
     with pytest.raises(NotFound):
         store.put_feedback(
-            "c", "a1", "ada", "1999-01-01 00:00:00.000000 UTC", _archive({"a1.html": b"x"})
+            "c", "a1", "ada", "1999-01-01 00:00:00.000000 UTC", tar_gz({"a1.html": b"x"})
         )
 
-    big = _archive({"big.bin": b"\0" * (store.max_bytes + 1)})
+    big = tar_gz({"big.bin": b"\0" * (store.max_bytes + 1)})
     with pytest.raises(archive.ArchiveError):
         store.submit("c", "a1", "ada", big)
     assert len(store.submissions("c", student="ada")) == 2  # the refused hand-in left no row
@@ -138,7 +125,7 @@ def test_the_store_on_postgresql_keeps_everything_when_the_database_stops_and_st
         assert store.submissions("c") == before  # the pool reconnects; nothing was lost
         clock.now += 1
         store.release("c", "a1", RELEASE)
-        store.submit("c", "a1", "ada", _archive({"a1.ipynb": b"after"}))
+        store.submit("c", "a1", "ada", tar_gz({"a1.ipynb": b"after"}))
         assert len(store.submissions("c", student="ada")) == 3
         store.close()
 

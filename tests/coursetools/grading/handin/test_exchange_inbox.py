@@ -10,11 +10,9 @@ only its student's.
 from __future__ import annotations
 
 import datetime as dt
-import gzip
-import io
-import tarfile
 
 import nbformat
+from exchange_hub import tar_gz
 from pilot_course import PILOT, fill_answers
 
 from coursetools.authoring.release import notebook_bytes, release_notebook
@@ -35,16 +33,6 @@ class Clock:
 
     def __call__(self) -> float:
         return self.t
-
-
-def _tar(files: dict[str, bytes]) -> bytes:
-    raw = io.BytesIO()
-    with tarfile.open(fileobj=raw, mode="w") as tar:
-        for name, data in files.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return gzip.compress(raw.getvalue())
 
 
 def _result(job, score=7.0):
@@ -103,7 +91,7 @@ def _setup(tmp_path, policies=None):
 
 
 def _hand_in(store, student, nb=RELEASE, name="pilot.ipynb"):
-    return store.submit("dp", "pilot", student, _tar({name: notebook_bytes(nb)}))
+    return store.submit("dp", "pilot", student, tar_gz({name: notebook_bytes(nb)}))
 
 
 def _page(store, record) -> str:
@@ -161,8 +149,8 @@ def test_the_deadline_is_the_exchanges_clock_at_receipt(tmp_path):
 def test_a_hand_in_without_its_notebook_or_of_another_assignment_is_not_graded_as_one(tmp_path):
     store, service, _, graded = _setup(tmp_path)
     empty = _hand_in(store, "ada", name="renamed.ipynb")
-    store.release("dp", "other", _tar({"other.ipynb": b"{}"}))
-    store.submit("dp", "other", "bob", _tar({"other.ipynb": b"{}"}))
+    store.release("dp", "other", tar_gz({"other.ipynb": b"{}"}))
+    store.submit("dp", "other", "bob", tar_gz({"other.ipynb": b"{}"}))
     while service.run_once():
         pass
     assert graded == [("ada", None)]  # graded as nothing handed in

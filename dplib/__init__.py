@@ -7,9 +7,13 @@ The public API is listed explicitly below and loaded lazily (PEP 562), so ``impo
 instant and a notebook pays only for what it uses.
 
 Mechanisms
-    randomized_response, rr_estimate, rr_variance, k_randomized_response, k_rr_estimate,
-    laplace_mechanism, discrete_laplace_mechanism, snapping_mechanism, gaussian_mechanism,
-    discrete_gaussian_mechanism, gaussian_sigma, exponential_mechanism, report_noisy_max,
+    randomized_response, rr_estimate, rr_variance, rr_epsilon, rr_truth_probability,
+    k_randomized_response, k_rr_estimate, k_rr_variance, laplace_mechanism, laplace_scale,
+    laplace_tail_bound, discrete_laplace_mechanism, discrete_laplace_pmf, sample_discrete_laplace,
+    snapping_mechanism, snapping_scale, gaussian_mechanism, gaussian_sigma, gaussian_delta,
+    gaussian_epsilon, discrete_gaussian_mechanism, discrete_gaussian_sigma, discrete_gaussian_delta,
+    discrete_gaussian_pmf, sample_discrete_gaussian, exponential_mechanism,
+    exponential_mechanism_probabilities, exponential_utility_bound, report_noisy_max,
     permute_and_flip, above_threshold, sparse_vector (the sparse vector technique)
 Local DP and the shuffle model
     unary_encoding, unary_encoding_estimate, count_mean_sketch, count_mean_sketch_estimate,
@@ -18,8 +22,9 @@ Synthetic data and range queries
     mwem (multiplicative weights with the exponential mechanism), hierarchical_histogram,
     topdown_consistent, privtree_histogram; dplib.synthesis.marginals
 Queries and sensitivities
-    clamp, private_count, private_sum, private_mean, private_histogram, count_sensitivity,
-    sum_sensitivity, mean_sensitivity, histogram_sensitivity, linear_query_sensitivity
+    clamp, private_count, private_sum, private_mean, private_histogram, private_median,
+    private_mode, median_utility, count_sensitivity, sum_sensitivity, mean_sensitivity,
+    histogram_sensitivity, linear_query_sensitivity
 Many rows per user, keys nobody listed, several quantiles
     bound_contributions, contribution_sensitivity, private_count_by_key, private_sum_by_key,
     gaussian_count_by_key (its rho-zCDP twin),
@@ -28,11 +33,12 @@ Many rows per user, keys nobody listed, several quantiles
     private_variance
 Beyond global sensitivity
     local_sensitivity, local_sensitivity_at_distance, smooth_sensitivity_median,
-    smooth_laplace_parameters, smooth_median, distance_to_instability, ptr_median (propose-test-
-    release), sample_and_aggregate, marginals_error_lower_bound (the packing bound),
+    smooth_laplace_parameters, smooth_median, distance_to_instability, ptr_median
+    (propose-test-release), sample_and_aggregate, marginals_error_lower_bound (the packing bound),
     marginals_laplace_error
 Accounting
-    PrivacyAccountant, BudgetExceededError, sequential_composition, parallel_composition,
+    PrivacyAccountant, BudgetExceededError, PrivacyLeakWarning, the privacy events PureDpEvent,
+    ApproxDpEvent, GaussianEvent and SampledGaussianEvent, sequential_composition, parallel_composition,
     advanced_composition, optimal_composition, rdp_gaussian, rdp_subsampled_gaussian, rdp_to_dp,
     zcdp_to_dp, pld_epsilon_subsampled_gaussian, dpsgd_epsilon, noise_multiplier_for
     PrivacyFilter and ZcdpFilter (budgets for adaptively chosen queries), ZcdpEvent,

@@ -145,7 +145,15 @@ class _Handler(web.RequestHandler):
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         self.set_header("Content-Type", "application/json")
-        self.finish(json.dumps({"status": status_code, "message": self._reason}))
+        message = getattr(self, "message", "") or self._reason
+        self.finish(json.dumps({"status": status_code, "message": message}))
+
+    def refuse(self, status: int, message: str) -> web.HTTPError:
+        """An error whose message goes whole into the JSON body; the status line's reason gets a
+        printable-ASCII copy (a name from the URL may hold anything, even CR LF)."""
+        self.message = message
+        reason = "".join(c if " " <= c <= "~" else "?" for c in message)[:200]
+        return web.HTTPError(status, reason=reason)
 
     def send_json(self, value: Any, status: int = 200) -> None:
         self.set_status(status)
@@ -170,14 +178,14 @@ class _Handler(web.RequestHandler):
         try:
             return call()
         except NotFound as exc:
-            raise web.HTTPError(404, reason=str(exc)) from None
+            raise self.refuse(404, str(exc)) from None
         except Conflict as exc:
-            raise web.HTTPError(409, reason=str(exc)) from None
+            raise self.refuse(409, str(exc)) from None
         except archive.ArchiveError as exc:
             too_big = "limit" in str(exc)
-            raise web.HTTPError(413 if too_big else 400, reason=f"refused: {exc}") from None
+            raise self.refuse(413 if too_big else 400, f"refused: {exc}") from None
         except ValueError as exc:
-            raise web.HTTPError(400, reason=str(exc)) from None
+            raise self.refuse(400, str(exc)) from None
 
 
 def _submission(record: SubmissionRecord, *, instructor: bool) -> dict:

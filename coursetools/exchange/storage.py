@@ -383,7 +383,7 @@ class ExchangeStore:
         self, course: str, assignment: str, student: str, timestamp: str
     ) -> tuple[SubmissionRecord, bytes]:
         """One hand-in and its archive; NotFound if there is none."""
-        _check_names(course=course, assignment=assignment, student=student)
+        _check_names(course=course, assignment=assignment, student=student, timestamp=timestamp)
         with Session(self.engine) as session:
             row = self._submission(session, course, assignment, student, timestamp)
             feedback = session.scalars(
@@ -398,7 +398,7 @@ class ExchangeStore:
         self, course: str, assignment: str, student: str, timestamp: str, data: bytes
     ) -> SubmissionRecord:
         """Release (or replace) the feedback of one hand-in: an archive of its pages."""
-        _check_names(course=course, assignment=assignment, student=student)
+        _check_names(course=course, assignment=assignment, student=student, timestamp=timestamp)
         digest, size, files = self._keep(data)
         with Session(self.engine) as session, session.begin():
             row = self._submission(session, course, assignment, student, timestamp)
@@ -422,6 +422,11 @@ class ExchangeStore:
 
 
 def _check_names(**names: object) -> None:
+    stamp = names.pop("timestamp", "given by the exchange")  # checked only where one is passed
+    if not (isinstance(stamp, str) and 0 < len(stamp) <= 64 and stamp.isprintable()):
+        raise ValueError(
+            f"timestamp must be 1 to 64 printable characters (as the exchange gives them), got {stamp!r}"
+        )
     for what, value in names.items():
         if not valid_name(value):
             raise ValueError(

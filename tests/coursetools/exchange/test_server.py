@@ -91,6 +91,14 @@ def test_a_class_through_the_exchange_and_what_each_student_may_not_do(exchange_
         == 403
     )
 
+    # a name from the URL never reaches the status line raw (CR LF could forge a header)
+    status, reply = ex.call(
+        t["instructor"],
+        "GET",
+        f"{COURSE_ID}/assignments/pilot/submissions/student2/%0D%0AX-Injected:%201",
+    )
+    assert status == 400 and "timestamp" in reply["message"]
+
     # the instructor sees everyone's, and releases feedback that only its student reads
     status, everyone = ex.call(t["instructor"], "GET", f"{COURSE_ID}/submissions")
     assert sorted(s["student"] for s in everyone) == ["student1", "student2"]

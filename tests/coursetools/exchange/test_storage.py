@@ -91,6 +91,16 @@ def test_names_that_could_escape_a_path_or_collide_with_nbgraders_separators_are
         store.release(bad, "a1", RELEASE) if bad is not None else store.release("c", bad, RELEASE)
 
 
+@pytest.mark.parametrize("stamp", ["", "\r\nX-Injected: 1", "x" * 65, None])
+def test_a_timestamp_that_the_exchange_cannot_have_given_is_refused(tmp_path, stamp):
+    store = ExchangeStore(f"sqlite:///{tmp_path / 'x.sqlite'}", tmp_path / "vol")
+    store.release("c", "a1", RELEASE)
+    with pytest.raises(ValueError, match="timestamp"):
+        store.submission("c", "a1", "ada", stamp)
+    with pytest.raises(ValueError, match="timestamp"):
+        store.put_feedback("c", "a1", "ada", stamp, RELEASE)
+
+
 def test_the_store_on_sqlite_keeps_everything_across_a_restart(tmp_path):
     clock = Clock()
     url = f"sqlite:///{tmp_path / 'exchange.sqlite'}"

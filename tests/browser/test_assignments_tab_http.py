@@ -104,10 +104,23 @@ def test_release_fetch_submit_collect_and_feedback_with_the_mouse(browser, http_
         submitted_dir = course / "build" / "nbgrader" / "submitted"
         assert sorted(p.name for p in submitted_dir.iterdir()) == ["student1"]
         graded = subprocess.run(
-            [sys.executable, "-m", "coursetools", "grade", str(submitted_dir),
-             "--source", str(course / "solutions"), "--grades", str(course / "build" / "grades.csv"),
-             "--nbgrader-config", str(course / "nbgrader_config.py")],
-            cwd=ROOT, capture_output=True, text=True, timeout=600,
+            [
+                sys.executable,
+                "-m",
+                "coursetools",
+                "grade",
+                str(submitted_dir),
+                "--source",
+                str(course / "solutions"),
+                "--grades",
+                str(course / "build" / "grades.csv"),
+                "--nbgrader-config",
+                str(course / "nbgrader_config.py"),
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=600,
         )
         assert graded.returncode == 0, graded.stdout[-2000:] + graded.stderr[-2000:]
         _formgrader_button(formgrader, hub, "release-feedback", "Successfully released feedback")
@@ -132,7 +145,9 @@ def test_release_fetch_submit_collect_and_feedback_with_the_mouse(browser, http_
     grace, tab = _signed_in(browser, hub, "student2")
     try:
         _assignments_tab(tab, hub, "student2")
-        _rows(tab, "released").first.locator(".item_name", has_text="pilot").wait_for(timeout=60_000)
+        _rows(tab, "released").first.locator(".item_name", has_text="pilot").wait_for(
+            timeout=60_000
+        )
         assert tab.locator(".item_status button", has_text="Fetch Feedback").count() == 0
         assert not (course.parent / "hub-state" / "homes" / "student2" / "pilot").exists()
         listed = hub.as_user("student2", "GET", f"/assignments?course_id={COURSE_ID}")

@@ -21,15 +21,24 @@ c.CourseDirectory.root = ROOT
 c.CourseDirectory.course_id = "dp-course"
 c.CourseDirectory.source_directory = "solutions"
 c.CourseDirectory.release_directory = "notebooks"
+# What grading writes: build/ (gitignored), or COURSE_BUILD_DIR where the course's folder is read
+# only (the hand-in service's container on Kubernetes, deploy/z2jh/exchange.yaml).
+BUILD = os.environ.get("COURSE_BUILD_DIR") or os.path.join(ROOT, "build")
 # nbgrader's own working directories (only if someone runs nbgrader by hand): out of the repo.
-c.CourseDirectory.submitted_directory = "build/nbgrader/submitted"
-c.CourseDirectory.autograded_directory = "build/nbgrader/autograded"
-c.CourseDirectory.feedback_directory = "build/nbgrader/feedback"
+c.CourseDirectory.submitted_directory = os.path.join(BUILD, "nbgrader", "submitted")
+c.CourseDirectory.autograded_directory = os.path.join(BUILD, "nbgrader", "autograded")
+c.CourseDirectory.feedback_directory = os.path.join(BUILD, "nbgrader", "feedback")
 # The gradebook is an implementation detail: kept in build/ (gitignored), never committed.
-c.CourseDirectory.db_url = "sqlite:///" + os.path.join(ROOT, "build", "gradebook.db")
-# SQLite makes the file but not its folder: without build/ every nbgrader client (the
-# formgrader, collect, export) fails with "unable to open database file".
-os.makedirs(os.path.join(ROOT, "build"), exist_ok=True)
+# COURSE_GRADEBOOK_URL (an SQLAlchemy URL, postgresql+psycopg://...) puts it in a database that
+# several machines share: on Kubernetes the hand-in service's pod and every instructor's server
+# (deploy/z2jh/, docs/kubernetes.md).
+c.CourseDirectory.db_url = os.environ.get("COURSE_GRADEBOOK_URL") or "sqlite:///" + os.path.join(
+    BUILD, "gradebook.db"
+)
+if c.CourseDirectory.db_url.startswith("sqlite:///"):
+    # SQLite makes the file but not its folder: without build/ every nbgrader client (the
+    # formgrader, collect, export) fails with "unable to open database file".
+    os.makedirs(BUILD, exist_ok=True)
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", ".DS_Store"]
 
 # The markers the course uses (nbgrader's defaults, spelled out).

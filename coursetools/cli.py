@@ -319,7 +319,9 @@ def _add_gradebook_arguments(p: argparse.ArgumentParser, *, record: bool = True)
     )
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """Every command and its options (``python -m coursetools --help``); manifests that run a
+    command, such as deploy/z2jh/exchange.yaml, are checked against it."""
     parser = argparse.ArgumentParser(prog="python -m coursetools", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("release", help="regenerate notebooks/ from solutions/")
@@ -456,7 +458,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cache-dir", type=Path, default=paths.BOOK_CACHE)
     p.add_argument("--strict", action="store_true", help="exit 1 if any cell raised an error")
     p.set_defaults(func=cmd_book)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     return args.func(args)
 
 

@@ -55,10 +55,20 @@ def exchange() -> dict[str, dict]:
     return {kind: _one(docs, kind) for kind in kinds}
 
 
+def _container(exchange: dict, name: str) -> dict:
+    containers = exchange["Deployment"]["spec"]["template"]["spec"]["containers"]
+    (container,) = [c for c in containers if c["name"] == name]
+    return container
+
+
 @pytest.fixture(scope="module")
 def exchange_container(exchange) -> dict:
-    (container,) = exchange["Deployment"]["spec"]["template"]["spec"]["containers"]
-    return container
+    return _container(exchange, "exchange")
+
+
+@pytest.fixture(scope="module")
+def handin_container(exchange) -> dict:
+    return _container(exchange, "handin")
 
 
 @pytest.fixture(scope="module")
@@ -286,6 +296,114 @@ def test_the_image_leaves_out_the_hidden_tests():
     ignored = (Z2JH / "Dockerfile.dockerignore").read_text().split()
     assert "solutions/" in ignored
     assert (ROOT / "solutions").is_dir()
+
+
+# ----------------------------------------------------------------------- the hand-in service's pod
+
+
+def _handin_args(handin_container: dict):
+    from coursetools.cli import build_parser
+
+    argv = handin_container["command"]
+    assert argv[:3] == ["python", "-m", "coursetools"]
+    return build_parser().parse_args(argv[3:])  # argparse exits on an option it does not know
+
+
+def test_the_handin_container_runs_a_command_coursetools_accepts(exchange, handin_container):
+    args = _handin_args(handin_container)
+    assert (args.command, args.action) == ("handin", "serve")
+    (mount,) = handin_container["volumeMounts"]
+    (exchange_mount,) = _container(exchange, "exchange")["volumeMounts"]
+    assert mount == exchange_mount  # the exchange's own volume: its archives are the hand-ins
+    assert str(args.http_exchange) == mount["mountPath"]
+    assert args.http_exchange_database == "$(EXCHANGE_DATABASE)"
+    assert (
+        _env(handin_container)["EXCHANGE_DATABASE"]
+        == _env(_container(exchange, "exchange"))["EXCHANGE_DATABASE"]
+    )
+    # everything it writes is on that volume, nothing in the image's read-only course folder
+    build = _env(handin_container)["COURSE_BUILD_DIR"]["value"]
+    for written in (args.state, args.grades, Path(build)):
+        assert Path(written).is_relative_to(mount["mountPath"]), written
+    assert str(args.source) == f"{REPO_IN_IMAGE}/solutions"
+    assert args.course_id == COURSE
+    config = Path(args.nbgrader_config)
+    assert config.parent == Path(REPO_IN_IMAGE) and (ROOT / config.name).is_file()
+
+
+def test_the_handin_container_grades_on_the_dask_cluster_it_may_reach(exchange, handin_container):
+    docs = _documents("dask-grading.yaml")
+    cluster = _one(docs, "DaskCluster")
+    ports = {p["name"]: p["port"] for p in cluster["spec"]["scheduler"]["service"]["ports"]}
+    service = f"{cluster['metadata']['name']}-scheduler"  # the operator's name for it
+    assert _handin_args(handin_container).scheduler == f"tcp://{service}:{ports['tcp-comm']}"
+    pod_labels = exchange["Deployment"]["spec"]["template"]["metadata"]["labels"]
+    admitted = [s["podSelector"]["matchLabels"] for rule in _one(docs, "NetworkPolicy")["spec"][
+        "ingress"] for s in rule["from"] if "podSelector" in s]  # fmt: skip
+    assert any(labels.items() <= pod_labels.items() and "dp-course/grader" in labels
+               for labels in admitted), admitted  # fmt: skip
+
+
+def test_the_grader_image_is_the_course_image_plus_solutions_and_only_the_grader_runs_it(
+    values, exchange, handin_container
+):
+    grader = (Z2JH / "Dockerfile.grader").read_text()
+    course_image = f"{values['singleuser']['image']['name']}:{values['singleuser']['image']['tag']}"
+    assert re.search(rf"^ARG COURSE_IMAGE={re.escape(course_image)}$", grader, re.M)
+    assert re.search(r"^FROM \$\{COURSE_IMAGE\}$", grader, re.M)
+    assert re.search(rf"^COPY solutions/ {REPO_IN_IMAGE}/solutions/$", grader, re.M)
+    assert re.findall(r"^USER\s+(\S+)\s*$", grader, re.M)[-1] == "1000"
+    ignore = [
+        line
+        for line in (Z2JH / "Dockerfile.grader.dockerignore").read_text().splitlines()
+        if line and not line.startswith("#")
+    ]
+    assert ignore[:2] == ["*", "!solutions/"]  # nothing else of the repository goes in
+    # the grader image (hidden tests inside) runs in the handin container and nowhere else
+    image = handin_container["image"]
+    assert image != course_image and image.rsplit(":", 1)[1] == values["singleuser"]["image"]["tag"]
+    others = [_container(exchange, "exchange")["image"]]
+    cluster = _one(_documents("dask-grading.yaml"), "DaskCluster")
+    for part in ("worker", "scheduler"):
+        others += [c["image"] for c in cluster["spec"][part]["spec"]["containers"]]
+    assert image not in others and set(others) == {course_image}
+    assert image not in yaml.safe_dump(values)
+
+
+def _course_config(env: dict[str, str]):
+    """The course's nbgrader_config.py as nbgrader loads it, under ``env``."""
+    from traitlets.config import Config
+
+    config = Config()
+    old = dict(os.environ)
+    try:
+        os.environ.update(env)
+        exec(  # noqa: S102 - the repository's own configuration file
+            compile((ROOT / "nbgrader_config.py").read_text(), "nbgrader_config.py", "exec"),
+            {"get_config": lambda: config, "__file__": "/srv/dp-course/nbgrader_config.py"},
+        )
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+    return config
+
+
+def test_the_grader_and_the_instructors_share_one_gradebook(values, handin_container, tmp_path):
+    handin = _env(handin_container)
+    instructor = _server_envs(values)["instructor"]
+    assert "value" not in handin["COURSE_GRADEBOOK_URL"]
+    assert (
+        handin["COURSE_GRADEBOOK_URL"]["valueFrom"]
+        == instructor["COURSE_GRADEBOOK_URL"]["valueFrom"]
+    )
+    assert "COURSE_GRADEBOOK_URL" not in _server_envs(values)["student"]
+    # the course's nbgrader_config.py takes both (the one in the image, and each instructor's clone)
+    build = str(tmp_path / "build")
+    url = "postgresql+psycopg://grader@db/gradebook"
+    config = _course_config({"COURSE_GRADEBOOK_URL": url, "COURSE_BUILD_DIR": build})
+    assert config.CourseDirectory.db_url == url
+    for step in ("submitted", "autograded", "feedback"):
+        assert getattr(config.CourseDirectory, f"{step}_directory").startswith(build + "/"), step
 
 
 # ------------------------------------------------------------------------------------ Dask workers

@@ -107,6 +107,11 @@ test-fast: $(STAMP)
 test-browser: $(STAMP)
 	$(PY) -m pytest -q tests/browser -o addopts="-ra --strict-markers"
 
+# Moodle as the real LTI 1.3 platform (tests/moodle): MOODLE_SRC=/path/to/moodle make test-moodle.
+# Without MOODLE_SRC it skips and says why; nothing of Moodle is in the repository (tests/moodle/README.md).
+test-moodle: $(STAMP)
+	$(PY) -m pytest -q -s tests/moodle -o addopts="-ra --strict-markers"
+
 # Lint and formatting (the files listed in pyproject.toml's [tool.ruff.format] exclude are not
 # formatted yet). Not part of make test nor of CI.
 LINTED = dplib tests bench coursetools examples deploy

@@ -68,13 +68,17 @@ student-lab: $(STAMP)
 # Final grades (autograded + the written answers graded in the formgrader) from the gradebook,
 # and the same grades as Canvas's and Moodle's gradebook imports read them (build/lms/; the
 # columns are mapped in deploy/lms.toml, LMS_MAPPING=file for another).
+# LTI=deploy/lti.toml also sends them to the LMS's gradebook over LTI (docs/lms.md): the
+# written answers graded in the formgrader go when the instructor says so.
 FINAL_GRADES ?= build/final_grades.csv
 LMS_MAPPING ?= deploy/lms.toml
+LTI ?=
 export: $(STAMP)
 	@mkdir -p build
 	$(VENV_PATH) $(VENV)/bin/nbgrader export --to $(FINAL_GRADES)
 	$(PY) -m coursetools lms-export --system canvas --mapping $(LMS_MAPPING) --to build/lms/canvas.csv
 	$(PY) -m coursetools lms-export --system moodle --mapping $(LMS_MAPPING) --to build/lms/moodle.csv
+	$(if $(LTI),$(PY) -m coursetools lms-post --lti $(LTI),)
 
 # The course as a static site for self-paced readers (offline: maths as MathML, no CDN):
 # _build/html/index.html. Executed chapters are cached in build/book/cache.

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures as cf
 import dataclasses
+import os
 import shutil
 import signal
 import sys
@@ -405,6 +406,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="the HTTP exchange's database URL (default: the SQLite file in its volume)",
     )
     p.add_argument(
+        "--lti",
+        type=Path,
+        default=None,
+        help="the course's LMS registration (deploy/lti.toml): each graded hand-in's score goes "
+        "to the LMS's gradebook (LTI Assignment and Grade Services); with status, what the LMS "
+        "refused",
+    )
+    p.add_argument(
         "--handin-wall",
         type=float,
         default=300.0,
@@ -448,6 +457,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_gradebook_arguments(p, record=False)
     p.set_defaults(func=cmd_lms_export)
+    p = sub.add_parser(
+        "lms-post",
+        help="final grades from the gradebook to the LMS's gradebook over LTI (make export LTI=...)",
+    )
+    p.add_argument("--lti", type=Path, required=True, help="the LMS registration (deploy/lti.toml)")
+    p.add_argument("--course-id", default=None, help="default: nbgrader_config.py's course_id")
+    p.add_argument(
+        "--wait", type=float, default=60.0, help="seconds to keep trying a platform that is down"
+    )
+    _add_gradebook_arguments(p, record=False)
+    p.set_defaults(func=cmd_lms_post)
     p = sub.add_parser("book", help="the course as a static site, offline: _build/html/index.html")
     p.add_argument("--source", type=Path, default=paths.SOLUTIONS)
     p.add_argument("--out", type=Path, default=paths.BOOK_OUT)
@@ -479,6 +499,8 @@ def cmd_handin(args) -> int:
         counts = ", ".join(f"{n} {s}" for s, n in queue.counts().items())
         print(summarize_rows(queue.rows()[-50:]) if args.action == "status" else "", end="")
         print(f"\nhand-in service: {'paused' if queue.paused else 'grading'}; {counts}")
+        if args.action == "status" and args.lti:
+            print(_lms_status(args.lti))
         return 0
     grades = Path(args.grades)
     try:
@@ -496,6 +518,7 @@ def cmd_handin(args) -> int:
             check_owner=args.check_owner,
             workers=args.workers,
             scheduler=args.scheduler,
+            lti=_lti_settings(args.lti) if args.lti else None,
             http_exchange=(
                 (
                     args.http_exchange_database
@@ -527,6 +550,55 @@ def cmd_handin(args) -> int:
         return 0
     finally:
         service_context.__exit__(None, None, None)
+
+
+def _lti_settings(path: Path):
+    from coursetools.lms.settings import load_settings
+
+    # relative paths are in the hub's state folder, as deploy/jupyterhub_config.py has it; a test
+    # platform on 127.0.0.1 speaks http (COURSE_LTI_ALLOW_HTTP=1, never on a real hub)
+    return load_settings(
+        Path(path),
+        allow_http=os.environ.get("COURSE_LTI_ALLOW_HTTP") == "1",
+        state=Path(os.environ.get("COURSE_HUB_STATE", "hub-state")).resolve(),
+    )
+
+
+def _lms_status(path: Path) -> str:
+    """The LMS outbox in a few lines: counts, and every score not (yet) in the LMS, with why."""
+    from coursetools.grading.classroom.pipeline import lms_grades
+
+    grades = lms_grades(_lti_settings(path).database)
+    counts = {s: sum(g.state == s for g in grades) for s in ("posted", "pending", "refused")}
+    lines = [f"LMS: {counts['posted']} posted, {counts['pending']} waiting, {counts['refused']} refused"]
+    for g in grades:
+        if g.state in ("pending", "refused"):
+            why = rendering.printable(g.reason.splitlines()[0] if g.reason else "")
+            lines.append(
+                f"  {g.state:8} {rendering.display_name(g.student)}/"
+                f"{rendering.display_name(g.assignment)} {g.score:g}/{g.max_score:g}: {why}"
+            )
+    return "\n".join(lines)
+
+
+def cmd_lms_post(args) -> int:
+    """Final grades to the LMS (coursetools/lms/final.py); exit 1 if any was refused."""
+    from coursetools.grading.classroom import gradebook
+    from coursetools.lms.final import send_final_grades
+
+    try:
+        settings = _lti_settings(args.lti)
+    except ValueError as exc:
+        print(f"lms-post: {exc}", file=sys.stderr)
+        return 2
+    coursedir = gradebook.course_directory(args.nbgrader_config)
+    sent = send_final_grades(settings, coursedir.db_url, args.course_id or coursedir.course_id, wait=args.wait)
+    print(f"lms-post: {sent.queued} new or changed grade(s) queued; {sent.posted} in the LMS, "
+          f"{sent.pending} waiting for it to answer, {len(sent.refused)} refused")
+    for student, assignment, reason in sent.refused:
+        print(f"  refused {rendering.display_name(student)}/{rendering.display_name(assignment)}: "
+              f"{rendering.printable(reason)}")
+    return 1 if sent.refused else 0
 
 
 def _stop_on_sigterm(signum, frame) -> None:
@@ -563,7 +635,8 @@ def cmd_exchange(args) -> int:
 
 def cmd_lms_export(args) -> int:
     """Final grades (nbgrader's gradebook) as the CSV a Canvas or Moodle gradebook import reads."""
-    from coursetools.grading.classroom import gradebook, lms_export
+    from coursetools.grading.classroom import gradebook
+    from coursetools.lms import csv_export as lms_export
 
     try:
         mapping = lms_export.load_mapping(args.system, args.mapping)

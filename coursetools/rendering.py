@@ -35,6 +35,7 @@ __all__ = [
     "display_name",
     "format_number",
     "printable",
+    "spreadsheet_text",
     "ANSI",
     "CONTENT_SECURITY_POLICY",
     "FOCUS_CSS",
@@ -236,6 +237,21 @@ def accessible_page(page: str) -> str:
 
 
 DISPLAY_MAX = 40  # characters of a name shown on the terminal or in a page's title
+
+
+#: A spreadsheet takes a cell starting with one of these for a formula (OWASP, CSV injection).
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_text(s: str) -> str:
+    """A text cell of a CSV a spreadsheet opens (grades, an LMS import): never a formula.
+
+    A cell starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a leading
+    ``'`` (OWASP, "CSV Injection"); a byte that is not UTF-8 (kept by :func:`os.fsdecode`) is
+    written ``\\xNN``.
+    """
+    s = str(s).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return "'" + s if s.startswith(FORMULA_START) else s
 
 
 def format_number(x: float | None) -> str:

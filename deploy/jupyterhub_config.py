@@ -37,6 +37,12 @@ Settings come from the environment (docs/jupyterhub.md has the whole walk-throug
                           SQLAlchemy URL; default SQLite in the volume), ``EXCHANGE_MAX_MB`` (20).
 ``COURSE_HUB_ADMIN_TOKEN`` optional: an API token for a service that may manage users and
                            servers (the end-to-end test drives the hub with it).
+``COURSE_AUTH=lti13``      students and instructors arrive from the LMS (LTI 1.3, docs/lms.md):
+                           ``LTI_SETTINGS`` the registration (default deploy/lti.toml); the
+                           LMS role picks the course group, graded hand-ins' scores go back to
+                           the LMS's gradebook. ``HUB_PUBLIC_URL`` (https://...) makes the
+                           launch's cookies cross-site (SameSite=None; Secure), as an LMS on
+                           another site needs.
 """
 
 import os
@@ -82,9 +88,12 @@ c.Spawner.default_url = "/lab"
 c.Spawner.http_timeout = 120
 c.Spawner.start_timeout = 180
 
-if DEMO:
+LTI = os.environ.get("COURSE_AUTH") == "lti13"
+LTI_SETTINGS = Path(os.environ.get("LTI_SETTINGS", str(HERE / "lti.toml"))).resolve()
+if DEMO and not LTI:
     c.JupyterHub.authenticator_class = "dummy"
     c.DummyAuthenticator.password = os.environ.get("COURSE_HUB_DEMO_PASSWORD", "")
+if DEMO:
     c.JupyterHub.spawner_class = "simple"  # every server as the hub's own OS user
     c.SimpleLocalProcessSpawner.home_dir_template = str(STATE / "homes" / "{username}")
     if os.geteuid() == 0:  # a container or a VM where the hub runs as root
@@ -96,6 +105,18 @@ services = []
 # where the student's Fetch Feedback finds it. It runs as the hub's user (root on a real hub: the
 # grading sandbox needs it). COURSE_HANDIN=0 turns it off; COURSE_HANDIN_SETTINGS names the rules
 # (attempts, cool-down, deadline, hidden messages; default deploy/handin.toml).
+if LTI:
+    # The LMS signs students and instructors in (coursetools/lms/launch.py: ltiauthenticator's
+    # checks, the deployment id, a nonce used once, the role from the standard claim only).
+    c.JupyterHub.authenticator_class = "coursetools.lms.launch.CourseLTI13Authenticator"
+    c.CourseLTI13Authenticator.settings_file = str(LTI_SETTINGS)
+    c.CourseLTI13Authenticator.state_dir = str(STATE)
+    c.CourseLTI13Authenticator.allow_http = os.environ.get("COURSE_LTI_ALLOW_HTTP") == "1"
+    c.Authenticator.allowed_users = set()  # whoever the platform signs a launch for, by role
+    if os.environ.get("HUB_PUBLIC_URL", "").startswith("https://"):
+        # the launch's state and nonce cookies must come back with the LMS's cross-site POST
+        c.JupyterHub.tornado_settings = {"cookie_options": {"SameSite": "None", "Secure": True}}
+
 if os.environ.get("COURSE_HANDIN", "1") != "0":
     BUILD = COURSE_ROOT / "build"
     if os.environ.get("COURSE_INSTRUCTOR_GROUP"):  # what the service writes: instructors only
@@ -124,11 +145,16 @@ if os.environ.get("COURSE_HANDIN", "1") != "0":
                 # grade on a Dask cluster (tcp://host:port) when one is configured
                 *(["--scheduler", os.environ["COURSE_HANDIN_SCHEDULER"]]
                   if os.environ.get("COURSE_HANDIN_SCHEDULER") else []),
+                # scores back to the LMS's gradebook (the launches the hub recorded say whose)
+                *(["--lti", str(LTI_SETTINGS)] if LTI else []),
             ],
             "cwd": str(HERE.parent),  # the checkout whose coursetools this Python runs
             "environment": {
                 "NBGRADER_EXCHANGE": str(EXCHANGE),
                 "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
+                # the LTI records and key, in the hub's state folder as for the hub
+                "COURSE_HUB_STATE": str(STATE),
+                **({"COURSE_LTI_ALLOW_HTTP": "1"} if os.environ.get("COURSE_LTI_ALLOW_HTTP") == "1" else {}),
             },
         }
     )
@@ -157,10 +183,11 @@ if HTTP_EXCHANGE:
         }
     )
     roles.append({"name": "exchange", "scopes": ["read:groups"], "services": ["exchange"]})
-    c.JupyterHub.load_groups = {
-        f"formgrade-{COURSE_ID}": {"users": sorted(INSTRUCTORS)},
-        f"nbgrader-{COURSE_ID}": {"users": sorted(STUDENTS)},
-    }
+    if not LTI:  # with LTI the launch sets each user's group from the LMS role
+        c.JupyterHub.load_groups = {
+            f"formgrade-{COURSE_ID}": {"users": sorted(INSTRUCTORS)},
+            f"nbgrader-{COURSE_ID}": {"users": sorted(STUDENTS)},
+        }
     # the servers reach the service directly; every request is checked against the hub anyway
     EXCHANGE_URL = f"http://127.0.0.1:{exchange_port}/services/exchange"
 
@@ -181,7 +208,10 @@ c.JupyterHub.services = services
 def _per_user_settings(spawner):
     """Instructors work in the course directory; students in their home, without the formgrader."""
     name = spawner.user.name
-    role = "instructor" if name in INSTRUCTORS else "student"
+    # an instructor: named in INSTRUCTORS, or in the course's instructors' group (set at each LTI
+    # launch from the LMS role)
+    teaches = name in INSTRUCTORS or any(g.name == f"formgrade-{COURSE_ID}" for g in spawner.user.groups)
+    role = "instructor" if teaches else "student"
     env = {
         # nbgrader and Jupyter read this directory's nbgrader_config.py / jupyter_server_config.json
         # (instructors also load deploy/jupyter/: the formgrader shows student work inert)

@@ -28,13 +28,12 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
-    create_engine,
-    event,
     select,
 )
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
+from coursetools.databases import open_engine
 from coursetools.exchange import archive
 
 __all__ = [
@@ -177,9 +176,7 @@ class ExchangeStore:
         (self.volume / "blobs").mkdir(parents=True, exist_ok=True)
         self.max_bytes = max_bytes
         self.clock = clock
-        self.engine = create_engine(url, pool_pre_ping=True)
-        if self.engine.dialect.name == "sqlite":
-            event.listen(self.engine, "connect", _sqlite_pragmas)
+        self.engine = open_engine(url)
         _Base.metadata.create_all(self.engine)
 
     def close(self) -> None:
@@ -433,15 +430,6 @@ def _check_names(**names: object) -> None:
                 f"{what} must be 1 to {_NAME_MAX} printable characters without / \\ + * "
                 f"(and not . or ..), got {value!r}"
             )
-
-
-def _sqlite_pragmas(connection, _record) -> None:
-    cursor = connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA synchronous=FULL")
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=30000")
-    cursor.close()
 
 
 def _release_record(row: _Release) -> ReleaseRecord:

@@ -538,7 +538,7 @@ TESTED_ELSEWHERE: dict[str, tuple[str, str]] = {
         "tests/coursetools/grading/test_feedback_outputs.py",
         "the feedback page is tested with the grader's outputs it shows (and in Chromium)",
     ),
-    "coursetools/grading/classroom/lms_export.py": (
+    "coursetools/lms/csv_export.py": (
         "tests/coursetools/grading/classroom/test_gradebook.py",
         "the LMS export is tested with the gradebook it reads",
     ),

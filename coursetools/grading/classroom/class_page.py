@@ -41,6 +41,7 @@ __all__ = [
     "MESSAGE_CHARS",
     "ExerciseSummary",
     "AssignmentSummary",
+    "LmsGrade",
     "summarize",
     "render_class_page",
     "write_class_page",
@@ -209,8 +210,47 @@ def _percent(x: float) -> str:
     return f"{round(100 * x)}%"
 
 
-def render_class_page(summaries: Sequence[AssignmentSummary], *, title: str = "Class") -> str:
-    """The class page's HTML (no script, no request: see the module's docstring)."""
+@dataclass(frozen=True)
+class LmsGrade:
+    """A score on its way to the LMS (:mod:`coursetools.lms.outbox`), as the class page lists it."""
+
+    student: str
+    assignment: str
+    score: float
+    max_score: float
+    state: str  # pending, posted, refused, superseded
+    reason: str = ""
+
+
+def _lms_section(grades: Sequence[LmsGrade]) -> str:
+    """Counts of the scores sent to the LMS, and every one not (yet) there with the reason."""
+    esc = html.escape
+    counts = {state: sum(g.state == state for g in grades) for state in ("posted", "pending", "refused")}
+    parts = [
+        "<section id='lms'><h2>Grades sent to the LMS</h2>",
+        f"<p>{counts['posted']} posted, {counts['pending']} waiting for the LMS to answer, "
+        f"{counts['refused']} refused by the LMS.</p>",
+    ]
+    open_ = [g for g in grades if g.state in ("refused", "pending")]
+    if open_:
+        parts.append("<table><tr><th>student</th><th>assignment</th><th>score</th><th>state</th>"
+                     "<th>what the LMS said</th></tr>")
+        for g in open_:
+            parts.append(
+                f"<tr><td>{esc(display_name(g.student))}</td><td>{esc(display_name(g.assignment))}</td>"
+                f"<td class='num'>{format_number(g.score)} / {format_number(g.max_score)}</td>"
+                f"<td>{esc(g.state)}</td><td>{esc(_first_line(g.reason))}</td></tr>"
+            )
+        parts.append("</table>")
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def render_class_page(
+    summaries: Sequence[AssignmentSummary], *, title: str = "Class", lms: Sequence[LmsGrade] | None = None
+) -> str:
+    """The class page's HTML (no script, no request: see the module's docstring); ``lms``: the
+    scores sent to the LMS, when the course posts them (a section of their own)."""
     esc = html.escape
     students = sorted({s for a in summaries for s in a.handed_in + a.missing})
     parts = [
@@ -262,6 +302,8 @@ def render_class_page(summaries: Sequence[AssignmentSummary], *, title: str = "C
         )
         parts.append(f"<p>attempts used: {used or 'one each'}</p></section>")
     parts.append(_student_table(summaries, students))
+    if lms is not None:
+        parts.append(_lms_section(lms))
     parts.append("</body></html>\n")
     return accessible_page("".join(parts))
 
@@ -294,11 +336,13 @@ def write_class_page(
     attempts: Mapping[tuple[str, str], int] | None = None,
     written_waiting: Mapping[str, int] | None = None,
     title: str = "Class",
+    lms: Sequence[LmsGrade] | None = None,
 ) -> Path:
     """Write ``directory/class.html`` and return its path."""
     page = render_class_page(
         summarize(results, roster=roster, attempts=attempts, written_waiting=written_waiting),
         title=title,
+        lms=lms,
     )
     path = Path(directory) / "class.html"
     path.parent.mkdir(parents=True, exist_ok=True)

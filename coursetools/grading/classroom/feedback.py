@@ -32,6 +32,7 @@ from coursetools.rendering import (
     format_number,
     markdown_to_html,
     printable,
+    spreadsheet_text,
 )
 
 __all__ = [
@@ -45,9 +46,6 @@ __all__ = [
 ]
 
 GRADE_COLUMNS = ("student", "assignment", "score", "max_score")
-# A spreadsheet takes a cell starting with one of these for a formula (OWASP, CSV injection).
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
 CSS = """
 body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
 pre{background:#f6f8fa;padding:.6rem;overflow-x:auto;border-radius:4px}
@@ -70,12 +68,6 @@ def _width(s: str) -> int:
         0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
         for ch in s
     )
-
-
-def _csv_text(s: str) -> str:
-    """A text cell of the grades CSV: not a formula, and any undecodable byte as ``\\xNN``."""
-    s = str(s).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    return "'" + s if s.startswith(FORMULA_START) else s
 
 
 def _csv_number(x: float | None) -> str:
@@ -357,8 +349,8 @@ def write_grades(results: Sequence[dict], path: Path) -> None:
         rows.append(
             _csv_row(
                 [
-                    _csv_text(r["student"]),
-                    _csv_text(r["assignment"]),
+                    spreadsheet_text(r["student"]),
+                    spreadsheet_text(r["assignment"]),
                     _csv_number(r["score"]),
                     _csv_number(r["max_score"]),
                 ]

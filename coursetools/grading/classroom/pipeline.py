@@ -218,6 +218,7 @@ class Outputs:
     nbgrader_config: Path | None = None
     class_page: bool = True
     class_title: str = "Course"
+    lms_database: str = ""  # the LMS records (coursetools.lms.store): the class page's LMS section
 
     @property
     def pages(self) -> Path:
@@ -260,11 +261,12 @@ def write_outputs(results: list[dict], grades: Path, feedback_dir: Path) -> list
 
 def write_class_overview(
     results: list[dict], directory: Path, *, nbgrader_config=None, use_gradebook: bool = False,
-    title: str = "Course",
+    title: str = "Course", lms_database: str = "",
 ) -> Path | None:
     """``directory/class.html`` (:mod:`coursetools.grading.classroom.class_page`), with the roster
-    and the written answers waiting from the gradebook and the attempts from nbgrader's exchange
-    when there are; never fails the grading run (says why and returns None)."""
+    and the written answers waiting from the gradebook, the attempts from nbgrader's exchange
+    and the scores sent to the LMS when there are; never fails the grading run (says why and
+    returns None)."""
     from coursetools.grading.classroom import gradebook  # noqa: PLC0415 - imports nbgrader
 
     roster = waiting = None
@@ -279,13 +281,44 @@ def write_class_overview(
             roster = sorted(set(roster) | {r["student"] for r in results})
     except Exception as exc:  # noqa: BLE001 - the page is written without what could not be read
         print(f"class page: no roster from the gradebook ({rendering.printable(str(exc))})", file=sys.stderr)
+    lms = None
+    if lms_database:
+        try:
+            lms = lms_grades(lms_database)
+        except Exception as exc:  # noqa: BLE001 - the LMS records away: the page says nothing of them
+            print(f"class page: no LMS records ({rendering.printable(str(exc))})", file=sys.stderr)
     try:
         return class_page.write_class_page(
             results, directory, roster=roster, attempts=attempts, written_waiting=waiting, title=title,
+            lms=lms,
         )
     except Exception as exc:  # noqa: BLE001 - grades and feedback are written: say why not this
         print(f"class page not written: {rendering.printable(str(exc))}", file=sys.stderr)
         return None
+
+
+def lms_grades(database: str) -> list[class_page.LmsGrade]:
+    """The latest score of each (student, assignment) in the LMS outbox at ``database``."""
+    from coursetools.lms.store import LmsStore  # noqa: PLC0415 - only for a course with an LMS
+
+    store = LmsStore(database)
+    try:
+        latest = {(g.student, g.assignment): g for g in store.grades() if g.state != "superseded"}
+    finally:
+        store.close()
+    return [
+        class_page.LmsGrade(g.student, g.assignment, g.score, g.max_score, g.state, g.reason)
+        for _, g in sorted(latest.items())
+    ]
+
+
+def refresh_class_page(outputs: Outputs) -> Path | None:
+    """The class page written again from the recorded rows (after the LMS answered)."""
+    rows = regrade.load_results(Path(outputs.grades).with_suffix(".json"))
+    return write_class_overview(
+        rows, Path(outputs.grades).parent, nbgrader_config=outputs.nbgrader_config,
+        use_gradebook=outputs.gradebook, title=outputs.class_title, lms_database=outputs.lms_database,
+    )
 
 
 def record(jobs: Sequence[Job], results: list[dict], outputs: Outputs) -> Recorded:
@@ -310,6 +343,7 @@ def record(jobs: Sequence[Job], results: list[dict], outputs: Outputs) -> Record
         done.class_page = write_class_overview(
             done.rows, Path(outputs.grades).parent, nbgrader_config=outputs.nbgrader_config,
             use_gradebook=outputs.gradebook, title=outputs.class_title,
+            lms_database=outputs.lms_database,
         )
     return done
 

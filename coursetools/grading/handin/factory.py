@@ -21,6 +21,11 @@ from coursetools.grading.grade import grade_job
 from coursetools.grading.handin.policy import load_policies
 from coursetools.grading.handin.service import HandinService, ServiceConfig
 from coursetools.grading.job import Options
+from coursetools.lms import keys
+from coursetools.lms.ags import GradeService
+from coursetools.lms.outbox import GradeOutbox, Poster
+from coursetools.lms.settings import LtiSettings
+from coursetools.lms.store import LmsStore
 
 __all__ = ["open_service"]
 
@@ -42,6 +47,7 @@ def open_service(
     workers: int | None = None,
     scheduler: Any = None,
     http_exchange: tuple[str, Path] | None = None,
+    lti: LtiSettings | None = None,
     log: Callable[[str], None] = print,
     warn: Callable[[str], None] = print,
 ) -> Iterator[HandinService]:
@@ -72,6 +78,10 @@ def open_service(
     http_exchange
         ``(database URL, volume)`` of the HTTP exchange (:mod:`coursetools.exchange`) to read the
         hand-ins from and put the pages back to, instead of nbgrader's exchange folder.
+    lti
+        The course's LMS (``deploy/lti.toml``): each graded hand-in's score goes to the LMS's
+        gradebook (:mod:`coursetools.lms.outbox`), posted by a thread of the service, and the
+        class page lists the scores the LMS refused.
 
     Raises
     ------
@@ -86,7 +96,10 @@ def open_service(
     if course_id is None:
         course_id = gradebook.course_directory(nbgrader_config).course_id
     outputs = pipeline.Outputs(
-        Path(grades), gradebook=record_gradebook, nbgrader_config=nbgrader_config
+        Path(grades),
+        gradebook=record_gradebook,
+        nbgrader_config=nbgrader_config,
+        lms_database=lti.database if lti else "",
     )
     workers = workers or (4 if scheduler else executors.default_workers())
     config = ServiceConfig(
@@ -115,7 +128,45 @@ def open_service(
         http_database=http_exchange[0] if http_exchange else None,
         http_volume=Path(http_exchange[1]) if http_exchange else None,
     )
-    with executors.Pool(workers=workers, scheduler=scheduler) as pool:
-        yield HandinService(
-            config, grade=grade_job, pool=pool, on_graded=pipeline.recorder(outputs, warn), log=log
-        )
+    on_graded = pipeline.recorder(outputs, warn)
+    with contextlib.ExitStack() as stack:
+        if lti is not None and lti.post == "on-hand-in":
+            on_graded = _posting(on_graded, course_id, _open_outbox(lti, outputs, log, stack))
+        pool = stack.enter_context(executors.Pool(workers=workers, scheduler=scheduler))
+        yield HandinService(config, grade=grade_job, pool=pool, on_graded=on_graded, log=log)
+
+
+def _open_outbox(lti: LtiSettings, outputs: pipeline.Outputs, log, stack: contextlib.ExitStack):
+    """The LMS outbox and its poster thread (stopped when ``stack`` closes)."""
+    store = LmsStore(lti.database)
+    stack.callback(store.close)
+    service = GradeService(lti.client_id, lti.token_url, keys.load_or_create(lti.key_file))
+    outbox = GradeOutbox(store, service, lti.issuer)
+    poster = Poster(outbox, log=log, on_settled=lambda: pipeline.refresh_class_page(outputs)).start()
+    stack.callback(poster.stop)
+    return outbox, poster
+
+
+def _posting(on_graded, course_id: str, outbox_and_poster):
+    """``on_graded`` that also puts each hand-in's score in the LMS outbox, and wakes the poster."""
+    outbox, poster = outbox_and_poster
+
+    def record_and_post(jobs, results) -> None:
+        on_graded(jobs, results)
+        for job, result in zip(jobs, results, strict=True):
+            manual = float(result.get("manual_max") or 0.0)
+            total = float(result["max_score"]) + manual
+            if total <= 0:
+                continue  # nothing to score: no column in the LMS
+            outbox.add(
+                course=course_id,
+                student=job.student,
+                assignment=job.assignment,
+                score=float(result["score"]),
+                max_score=total,
+                pending_manual=manual > 0,
+                handed_in=job.exchange.get("timestamp", ""),
+            )
+        poster.wake()
+
+    return record_and_post

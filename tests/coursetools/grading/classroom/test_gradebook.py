@@ -332,7 +332,7 @@ def test_the_final_grades_are_nbgraders_own_figures(tmp_path):
     from nbgrader.apps import NbGraderAPI  # noqa: F401 - nbgrader's own export for the reference
     from nbgrader.plugins.export import CsvExportPlugin
 
-    from coursetools.grading.classroom import lms_export
+    from coursetools.lms import csv_export as lms_export
 
     coursedir = _lms_setup(tmp_path)
     ours = {(g.student_id, g.assignment): g for g in lms_export.final_grades(coursedir.db_url)}
@@ -348,7 +348,7 @@ def test_the_final_grades_are_nbgraders_own_figures(tmp_path):
 def test_canvas_csv_has_canvas_columns_points_possible_and_mapped_titles(tmp_path):
     import csv as _csv
 
-    from coursetools.grading.classroom import lms_export
+    from coursetools.lms import csv_export as lms_export
 
     coursedir = _lms_setup(tmp_path)
     mapping_file = tmp_path / "lms.toml"
@@ -372,7 +372,7 @@ def test_canvas_csv_has_canvas_columns_points_possible_and_mapped_titles(tmp_pat
 def test_moodle_csv_and_missing_as_zero(tmp_path):
     import csv as _csv
 
-    from coursetools.grading.classroom import lms_export
+    from coursetools.lms import csv_export as lms_export
 
     coursedir = _lms_setup(tmp_path)
     mapping = lms_export.Mapping("moodle", identifier_column="Username", missing="zero")
@@ -382,7 +382,7 @@ def test_moodle_csv_and_missing_as_zero(tmp_path):
 
 
 def test_a_bad_mapping_is_refused_with_what_is_allowed(tmp_path):
-    from coursetools.grading.classroom import lms_export
+    from coursetools.lms import csv_export as lms_export
 
     with pytest.raises(ValueError, match="SIS User ID"):
         lms_export.Mapping("canvas", identifier_column="Username")

@@ -29,9 +29,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from coursetools.grading.classroom.feedback import FORMULA_START
+from coursetools.rendering import spreadsheet_text
 
-__all__ = ["FinalGrade", "Mapping", "SYSTEMS", "final_grades", "load_mapping", "render_csv", "write_csv"]
+__all__ = [
+    "FinalGrade",
+    "Mapping",
+    "SYSTEMS",
+    "final_grades",
+    "load_mapping",
+    "render_csv",
+    "write_csv",
+]
 
 SYSTEMS = ("canvas", "moodle")
 CANVAS_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
@@ -50,6 +58,7 @@ class FinalGrade:
     assignment: str
     score: float | None
     max_score: float
+    needs_manual: bool = False  # a written answer still to grade in the formgrader
 
 
 @dataclass(frozen=True)
@@ -79,7 +88,9 @@ class Mapping:
             raise ValueError(f"missing must be 'blank' or 'zero', got {self.missing!r}")
         for key, title in self.assignments.items():
             if not isinstance(title, str) or not title.strip():
-                raise ValueError(f"the column title of assignment {key!r} must be a non-empty string")
+                raise ValueError(
+                    f"the column title of assignment {key!r} must be a non-empty string"
+                )
 
     def column(self, assignment: str) -> str:
         return self.assignments.get(assignment, assignment)
@@ -125,9 +136,10 @@ def final_grades(db_url: str) -> list[FinalGrade]:
                 try:
                     sub = gb.find_submission(assignment.name, student.id)
                 except MissingEntry:
-                    score = None
+                    score, waiting = None, False
                 else:
                     score = max(0.0, float(sub.score) - float(sub.late_submission_penalty or 0.0))
+                    waiting = bool(sub.needs_manual_grade)
                 rows.append(
                     FinalGrade(
                         student_id=student.id,
@@ -137,13 +149,10 @@ def final_grades(db_url: str) -> list[FinalGrade]:
                         assignment=assignment.name,
                         score=score,
                         max_score=float(assignment.max_score),
+                        needs_manual=waiting,
                     )
                 )
     return rows
-
-
-def _text(s: str) -> str:
-    return "'" + s if s.startswith(FORMULA_START) else s
 
 
 def _number(x: float) -> str:
@@ -165,11 +174,13 @@ def render_csv(grades: Sequence[FinalGrade], mapping: Mapping) -> str:
     writer = csv.writer(out, lineterminator="\n")
     ident = mapping.identifier_column
     if mapping.system == "canvas":
-        writer.writerow([*CANVAS_COLUMNS, *map(_text, columns)])
+        writer.writerow([*CANVAS_COLUMNS, *map(spreadsheet_text, columns)])
         top = {a: max(g.max_score for g in grades if g.assignment == a) for a in assignments}
-        writer.writerow(["Points Possible", "", "", "", "", *(_number(top[a]) for a in assignments)])
+        writer.writerow(
+            ["Points Possible", "", "", "", "", *(_number(top[a]) for a in assignments)]
+        )
     else:
-        writer.writerow([ident, *map(_text, columns)])
+        writer.writerow([ident, *map(spreadsheet_text, columns)])
     for sid in sorted(people):
         person = people[sid]
         key = person.student_id if mapping.student_field == "student_id" else person.email
@@ -185,9 +196,16 @@ def render_csv(grades: Sequence[FinalGrade], mapping: Mapping) -> str:
         if mapping.system == "canvas":
             name = ", ".join(x for x in (person.last_name, person.first_name) if x) or sid
             ids = {c: (key if c == ident else "") for c in CANVAS_COLUMNS[1:4]}
-            writer.writerow([_text(name), *(_text(ids[c]) for c in CANVAS_COLUMNS[1:4]), "", *scores])
+            writer.writerow(
+                [
+                    spreadsheet_text(name),
+                    *(spreadsheet_text(ids[c]) for c in CANVAS_COLUMNS[1:4]),
+                    "",
+                    *scores,
+                ]
+            )
         else:
-            writer.writerow([_text(key), *scores])
+            writer.writerow([spreadsheet_text(key), *scores])
     return out.getvalue()
 
 

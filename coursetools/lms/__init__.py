@@ -1,4 +1,5 @@
 """The course and its LMS: students arrive from it, their grades go back to it.
+Imported by the hub (``deploy/jupyterhub_config.py``), the hand-in service and the command line.
 
 - :mod:`~coursetools.lms.settings`: the platform's LTI 1.3 registration (``deploy/lti.toml``);
 - :mod:`~coursetools.lms.keys`: the tool's signing key and its public key set;

@@ -141,13 +141,17 @@ class GradeService:
                 ),
                 "scope": " ".join(sorted(scopes)),
             }
-            reply = self._send("POST", self.token_url, data=form, headers={"Accept": "application/json"})
+            reply = self._send(
+                "POST", self.token_url, data=form, headers={"Accept": "application/json"}
+            )
             body = reply.json() if reply.content else {}
             token = body.get("access_token") if isinstance(body, dict) else None
             if not isinstance(token, str) or not token:
                 raise PlatformRefused(reply.status_code, "the token endpoint gave no access_token")
             lifetime = body.get("expires_in", 3600)
-            lifetime = float(lifetime) if isinstance(lifetime, int | float) and lifetime > 0 else 3600.0
+            lifetime = (
+                float(lifetime) if isinstance(lifetime, int | float) and lifetime > 0 else 3600.0
+            )
             self._tokens[scopes] = (token, self.clock() + lifetime)
             self.tokens_requested += 1
             return token
@@ -160,7 +164,9 @@ class GradeService:
         try:
             reply = self.session.request(method, url, timeout=TIMEOUT, allow_redirects=False, **kw)
         except requests.RequestException as exc:
-            raise PlatformUnavailable(f"{method} {urlsplit(url).netloc}: {type(exc).__name__}") from None
+            raise PlatformUnavailable(
+                f"{method} {urlsplit(url).netloc}: {type(exc).__name__}"
+            ) from None
         if reply.status_code in _RETRY_STATUS:
             raise PlatformUnavailable(f"{method} {urlsplit(url).path}: HTTP {reply.status_code}")
         if reply.status_code >= 300:
@@ -199,10 +205,18 @@ class GradeService:
             reply = self._call("GET", url, scopes, headers={"Accept": CONTAINER_TYPE})
             items = reply.json() if reply.content else []
             for item in items if isinstance(items, list) else []:
-                if isinstance(item, dict) and item.get("resourceId") == resource_id and item.get("id"):
+                if (
+                    isinstance(item, dict)
+                    and item.get("resourceId") == resource_id
+                    and item.get("id")
+                ):
                     return str(item["id"])
             url = reply.links.get("next", {}).get("url")
-        body: dict[str, Any] = {"scoreMaximum": score_maximum, "label": label, "resourceId": resource_id}
+        body: dict[str, Any] = {
+            "scoreMaximum": score_maximum,
+            "label": label,
+            "resourceId": resource_id,
+        }
         if resource_link_id:
             body["resourceLinkId"] = resource_link_id
         if tag:

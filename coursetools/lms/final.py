@@ -49,7 +49,9 @@ def send_final_grades(
     ``wait`` seconds (what is still pending then stays in the outbox)."""
     store = LmsStore(settings.database)
     try:
-        service = GradeService(settings.client_id, settings.token_url, keys.load_or_create(settings.key_file))
+        service = GradeService(
+            settings.client_id, settings.token_url, keys.load_or_create(settings.key_file)
+        )
         outbox = GradeOutbox(store, service, settings.issuer, clock=clock)
         queued, ours = 0, set()
         for grade in final_grades(db_url):
@@ -71,14 +73,18 @@ def send_final_grades(
             outbox.post_due()
             due = store.due(now=float("inf"))
             if due:
-                sleep(max(0.0, min(min(g.next_try for g in due) - clock(), deadline - clock(), 5.0)))
+                sleep(
+                    max(0.0, min(min(g.next_try for g in due) - clock(), deadline - clock(), 5.0))
+                )
         mine = [g for g in store.grades(course=course) if g.activity == "Completed"]
         latest = {(g.student, g.assignment): g for g in mine if (g.student, g.assignment) in ours}
         return Sent(
             queued=queued,
             posted=sum(g.state == "posted" for g in latest.values()),
             pending=sum(g.state == "pending" for g in latest.values()),
-            refused=[(g.student, g.assignment, g.reason) for g in latest.values() if g.state == "refused"],
+            refused=[
+                (g.student, g.assignment, g.reason) for g in latest.values() if g.state == "refused"
+            ],
         )
     finally:
         store.close()

@@ -56,13 +56,22 @@ class ToolKey:
     def from_pem(cls, pem: bytes) -> ToolKey:
         key = serialization.load_pem_private_key(pem, password=None)
         if not isinstance(key, rsa.RSAPrivateKey) or key.key_size < KEY_BITS:
-            raise ValueError(f"the tool's key must be an RSA private key of at least {KEY_BITS} bits")
+            raise ValueError(
+                f"the tool's key must be an RSA private key of at least {KEY_BITS} bits"
+            )
         return cls(key, _thumbprint(key.public_key()))
 
     def public_jwk(self) -> dict[str, Any]:
         """The public key as a JWK (RFC 7517) with ``kid``, ``use: sig`` and ``alg: RS256``."""
         jwk = json.loads(RSAAlgorithm.to_jwk(self.private_key.public_key()))
-        return {"kty": "RSA", "n": jwk["n"], "e": jwk["e"], "kid": self.kid, "use": "sig", "alg": "RS256"}
+        return {
+            "kty": "RSA",
+            "n": jwk["n"],
+            "e": jwk["e"],
+            "kid": self.kid,
+            "use": "sig",
+            "alg": "RS256",
+        }
 
     def jwks(self) -> dict[str, list[dict[str, Any]]]:
         """The key set the platform fetches: ``{"keys": [public JWK]}``."""
@@ -91,7 +100,9 @@ def _thumbprint(public: rsa.RSAPublicKey) -> str:
     numbers = public.public_numbers()
     e = numbers.e.to_bytes((numbers.e.bit_length() + 7) // 8, "big")
     n = numbers.n.to_bytes((numbers.n.bit_length() + 7) // 8, "big")
-    canonical = json.dumps({"e": _b64url(e), "kty": "RSA", "n": _b64url(n)}, separators=(",", ":"), sort_keys=True)
+    canonical = json.dumps(
+        {"e": _b64url(e), "kty": "RSA", "n": _b64url(n)}, separators=(",", ":"), sort_keys=True
+    )
     return _b64url(hashlib.sha256(canonical.encode("ascii")).digest())
 
 

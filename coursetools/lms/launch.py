@@ -85,12 +85,18 @@ class CourseCallbackHandler(LTI13CallbackHandler):
             if claim not in claims:
                 raise HTTPError(400, f"the launch's id_token has no {claim!r} claim")
         if claims.get(LTI + "message_type") != "LtiResourceLinkRequest":
-            raise HTTPError(400, "this tool takes resource link launches only (LtiResourceLinkRequest)")
+            raise HTTPError(
+                400, "this tool takes resource link launches only (LtiResourceLinkRequest)"
+            )
         if claims.get(LTI + "deployment_id") not in settings.deployment_ids:
-            raise HTTPError(403, "the launch's deployment id is not one this tool was registered with")
+            raise HTTPError(
+                403, "the launch's deployment id is not one this tool was registered with"
+            )
         expires = float(claims["exp"]) + self.authenticator.nonce_margin
         if not self.authenticator.store.use_nonce(str(claims["nonce"]), expires):
-            raise HTTPError(400, "this launch was used already: open the activity again from the LMS")
+            raise HTTPError(
+                400, "this launch was used already: open the activity again from the LMS"
+            )
         return claims
 
     async def redirect_to_next_url(self, user) -> None:
@@ -123,7 +129,9 @@ class CourseLTI13Authenticator(LTI13Authenticator):
 
     settings_file = Unicode(config=True, help="deploy/lti.toml: the platform's registration")
     state_dir = Unicode(config=True, help="where a relative key_file and the default database are")
-    allow_http = Bool(False, config=True, help="accept http:// platform URLs (a test platform only)")
+    allow_http = Bool(
+        False, config=True, help="accept http:// platform URLs (a test platform only)"
+    )
     nonce_margin = 600.0
 
     @default("manage_groups")
@@ -170,7 +178,9 @@ class CourseLTI13Authenticator(LTI13Authenticator):
             raise HTTPError(403, "the LMS's user id cannot be a hub user name")
         link = claims.get(LTI + "resource_link") or {}
         custom = claims.get(LTI + "custom") or {}
-        assignment = custom.get(settings.assignment_parameter, "") if isinstance(custom, dict) else ""
+        assignment = (
+            custom.get(settings.assignment_parameter, "") if isinstance(custom, dict) else ""
+        )
         if not (isinstance(assignment, str) and NAME.fullmatch(assignment)):
             assignment = ""
         endpoint = claims.get(AGS_ENDPOINT) or {}
@@ -180,6 +190,11 @@ class CourseLTI13Authenticator(LTI13Authenticator):
         ):
             lineitems = ""
         scopes = endpoint.get("scope", []) if isinstance(endpoint, dict) else []
+        own = endpoint.get("lineitem", "") if isinstance(endpoint, dict) else ""
+        if not isinstance(own, str) or urlparse(own).scheme not in (
+            ("https", "http") if self.allow_http else ("https",)
+        ):
+            own = ""
         launch = Launch(
             issuer=claims["iss"],
             deployment_id=claims[LTI + "deployment_id"],
@@ -192,7 +207,10 @@ class CourseLTI13Authenticator(LTI13Authenticator):
             link_title=str(link.get("title", ""))[:200] if isinstance(link, dict) else "",
             display=str(claims.get("name", ""))[:200],
             lineitems_url=lineitems,
-            scopes=tuple(s for s in scopes if isinstance(s, str)) if isinstance(scopes, list) else (),
+            scopes=tuple(s for s in scopes if isinstance(s, str))
+            if isinstance(scopes, list)
+            else (),
+            lineitem_url=own,
         )
         try:
             self.store.record_launch(launch, now=time.time())

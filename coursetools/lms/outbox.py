@@ -5,7 +5,9 @@ and never lose one. :meth:`GradeOutbox.add` writes the score to the outbox of
 :mod:`coursetools.lms.store` (durable before anything is sent; the same hand-in twice is one
 row); :meth:`GradeOutbox.post_due` sends what is due through :mod:`coursetools.lms.ags`:
 
-- the line item of the assignment is found or created once per context and remembered;
+- the score goes to the activity's own line item when the launch named one (the platform made a
+  column for the link, AGS 2.0 section 3.1), else to the assignment's line item in the context,
+  found by its ``resourceId`` or created once and remembered;
 - a platform that does not answer (down, 5xx, 429) leaves the score pending, tried again after
   2, 4, 8, ... seconds, at most :data:`MAX_BACKOFF` apart, for as long as it takes;
 - a platform that refuses (a 4xx: an unknown user, a bad payload) marks it ``refused`` with the
@@ -71,7 +73,12 @@ class GradeOutbox:
     """
 
     def __init__(
-        self, store: LmsStore, service: GradeService, issuer: str, *, clock: Callable[[], float] = time.time
+        self,
+        store: LmsStore,
+        service: GradeService,
+        issuer: str,
+        *,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.store, self.service, self.issuer, self.clock = store, service, issuer, clock
 
@@ -95,9 +102,19 @@ class GradeOutbox:
             If the score is not a finite number between 0 and ``max_score`` (> 0).
         """
         if not (max_score > 0 and 0 <= score <= max_score) or max_score == float("inf"):
-            raise ValueError(f"a score must be within [0, max_score] and max_score > 0, got {score}/{max_score}")
+            raise ValueError(
+                f"a score must be within [0, max_score] and max_score > 0, got {score}/{max_score}"
+            )
         now = self.clock()
-        key = "|".join((course, student, assignment, handed_in or iso_timestamp(now), "final" if final else "hand-in"))
+        key = "|".join(
+            (
+                course,
+                student,
+                assignment,
+                handed_in or iso_timestamp(now),
+                "final" if final else "hand-in",
+            )
+        )
         return self.store.add_grade(
             course=course,
             student=student,
@@ -132,7 +149,13 @@ class GradeOutbox:
                 "(turn on its grade service for the tool)"))  # fmt: skip
             return 1
         try:
-            url = self.store.line_item(target.context_pk, grade.assignment) or None
+            # the activity's own column when the platform made one (Moodle, Canvas assignments),
+            # else the course's column for the assignment, found or made once
+            url = (
+                target.link_lineitem_url
+                or self.store.line_item(target.context_pk, grade.assignment)
+                or None
+            )
             if url is None:
                 url = self.service.line_item(
                     target.lineitems_url,
@@ -153,13 +176,17 @@ class GradeOutbox:
             )
         except PlatformUnavailable as exc:
             self.store.settle(
-                grade.id, "pending", reason=str(exc), next_try=now + backoff(grade.tries + 1), now=now
+                grade.id,
+                "pending",
+                reason=str(exc),
+                next_try=now + backoff(grade.tries + 1),
+                now=now,
             )
             return 0
         except PlatformRefused as exc:
             if exc.status == 409:
                 self.store.settle(grade.id, "superseded", reason=str(exc), now=now)
-            elif exc.status in (404, 410) and url is not None:
+            elif exc.status in (404, 410) and url is not None and url != target.link_lineitem_url:
                 # the column was deleted in the LMS: make it again at the next try
                 self.store.keep_line_item(target.context_pk, grade.assignment, "")
                 self.store.settle(grade.id, "pending", reason=str(exc), next_try=now, now=now)

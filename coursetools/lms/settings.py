@@ -77,7 +77,9 @@ class LtiSettings:
         return self.contexts.get(context_id, self.contexts.get("*"))
 
 
-def load_settings(path: Path, *, allow_http: bool = False, state: Path | None = None) -> LtiSettings:
+def load_settings(
+    path: Path, *, allow_http: bool = False, state: Path | None = None
+) -> LtiSettings:
     """``deploy/lti.toml`` (or ``path``), checked.
 
     Parameters
@@ -129,7 +131,9 @@ def load_settings(path: Path, *, allow_http: bool = False, state: Path | None = 
         raise ValueError(f"{path}: course.assignment_parameter must be a custom parameter name")
     post = data.get("grades", {}).get("post", "on-hand-in")
     if post not in POST_MODES:
-        raise ValueError(f"{path}: grades.post must be one of {', '.join(POST_MODES)}, got {post!r}")
+        raise ValueError(
+            f"{path}: grades.post must be one of {', '.join(POST_MODES)}, got {post!r}"
+        )
     key_file = Path(tool.get("key_file", "lti-tool-key.pem"))
     database = tool.get("database") or f"sqlite:///{base / 'lti.sqlite'}"
     if not isinstance(database, str) or "://" not in database:
@@ -138,7 +142,9 @@ def load_settings(path: Path, *, allow_http: bool = False, state: Path | None = 
         issuer=_url(platform.get("issuer"), "platform.issuer", allow_http=allow_http),
         client_id=client_id,
         deployment_ids=tuple(deployments),
-        authorize_url=_url(platform.get("authorize_url"), "platform.authorize_url", allow_http=allow_http),
+        authorize_url=_url(
+            platform.get("authorize_url"), "platform.authorize_url", allow_http=allow_http
+        ),
         token_url=_url(platform.get("token_url"), "platform.token_url", allow_http=allow_http),
         jwks_url=_url(platform.get("jwks_url"), "platform.jwks_url", allow_http=allow_http),
         key_file=key_file if key_file.is_absolute() else base / key_file,

@@ -80,6 +80,9 @@ class _Link(_Base):
     link_id: Mapped[str] = mapped_column(String(_ID))
     assignment: Mapped[str] = mapped_column(String(_ID), default="")
     title: Mapped[str] = mapped_column(Text, default="")
+    # the link's own line item, when the platform made one for it (AGS 2.0, section 3.1: the
+    # launch's endpoint claim carries it as "lineitem"): its scores go there
+    lineitem_url: Mapped[str] = mapped_column(String(_URL), default="")
 
 
 class _Nonce(_Base):
@@ -133,6 +136,7 @@ class Launch:
     display: str = ""
     lineitems_url: str = ""
     scopes: tuple[str, ...] = ()
+    lineitem_url: str = ""  # the link's own line item, if the platform made one
 
 
 @dataclass(frozen=True)
@@ -168,6 +172,7 @@ class Destination:
     scopes: tuple[str, ...]
     link_id: str
     link_title: str
+    link_lineitem_url: str = ""
 
 
 class LmsStore:
@@ -248,6 +253,8 @@ class LmsStore:
                 link = _Link(context_pk=context.id, link_id=launch.link_id)
                 session.add(link)
             link.assignment, link.title = launch.assignment, launch.link_title
+            if launch.lineitem_url:
+                link.lineitem_url = launch.lineitem_url
             session.commit()
 
     def lms_user(self, hub_name: str) -> tuple[str, str] | None:
@@ -284,6 +291,7 @@ class LmsStore:
                 scopes=tuple(json.loads(context.scopes)),
                 link_id=link.link_id if link else "",
                 link_title=link.title if link else "",
+                link_lineitem_url=link.lineitem_url if link else "",
             )
 
     def assignment_of_link(self, issuer: str, context_id: str, link_id: str) -> str:
@@ -389,7 +397,12 @@ class LmsStore:
             return [_grade(r) for r in rows]
 
     def settle(
-        self, grade_id: int, state: str, *, reason: str = "", next_try: float | None = None,
+        self,
+        grade_id: int,
+        state: str,
+        *,
+        reason: str = "",
+        next_try: float | None = None,
         now: float | None = None,
     ) -> None:
         """Record a try's outcome: ``state`` final (posted, refused, superseded), or

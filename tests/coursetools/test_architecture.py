@@ -39,6 +39,15 @@ FORBIDDEN = (
     ),
     ("coursetools.exchange", "coursetools.cli", "the command line runs the exchange service"),
     ("coursetools.exchange", "coursetools.book", "the exchange moves files; it renders nothing"),
+    (
+        "coursetools.lms",
+        "coursetools.grading.handin",
+        "the hand-in service posts grades through the LMS room, not the reverse",
+    ),
+    ("coursetools.lms", "coursetools.cli", "the command line drives the LMS room"),
+    ("coursetools.lms", "coursetools.exchange", "launches and grades know no exchange"),
+    ("coursetools.exchange", "coursetools.lms", "the exchange knows users by the hub, not the LMS"),
+    ("coursetools.databases", "coursetools", "opening a database: a leaf every service may use"),
     ("dplib", "coursetools", "dplib is a DP library a reader can use outside the course"),
     ("coursetools.book", "coursetools.grading", "the book does not import the grader"),
     ("coursetools.book", "coursetools.cli", "the command line drives the book, not the reverse"),
@@ -240,10 +249,12 @@ def test_the_tree_has_the_three_products_and_the_grader_two_sides(graph):
         "coursetools.rendering",
         "coursetools.cells",
         "coursetools.paths",
+        "coursetools.databases",
         "coursetools.__main__",
     } | {
         "coursetools.grading",
         "coursetools.exchange",
+        "coursetools.lms",
         "coursetools.book",
         "coursetools.authoring",
     }
@@ -537,6 +548,14 @@ TESTED_ELSEWHERE: dict[str, tuple[str, str]] = {
     "coursetools/grading/classroom/feedback.py": (
         "tests/coursetools/grading/test_feedback_outputs.py",
         "the feedback page is tested with the grader's outputs it shows (and in Chromium)",
+    ),
+    "coursetools/databases.py": (
+        "tests/coursetools/lms/test_store.py",
+        "the engine is tested through the two stores that open one (also test_storage.py)",
+    ),
+    "coursetools/lms/final.py": (
+        "tests/coursetools/lms/test_outbox.py",
+        "final grades go through the outbox: tested with it, from a real gradebook",
     ),
     "coursetools/lms/csv_export.py": (
         "tests/coursetools/grading/classroom/test_gradebook.py",

@@ -156,3 +156,24 @@ def test_write_class_page_writes_beside_the_feedback(tmp_path):
     path = class_page.write_class_page(RESULTS, tmp_path, roster=ROSTER, title="course")
     assert path == tmp_path / "class.html"
     assert "02_laplace" in path.read_text(encoding="utf-8")
+
+
+def test_the_lms_section_counts_and_lists_what_did_not_arrive_escaped():
+    """Scores sent to the LMS (coursetools/lms/outbox.py): counts by state, and each score waiting
+    or refused with the LMS's first line; a student's name and the LMS's words are text."""
+    lms = [
+        class_page.LmsGrade("ada", "02_laplace", 7.0, 8.0, "posted"),
+        class_page.LmsGrade("bob", "02_laplace", 3.0, 8.0, "pending", "HTTP 503"),
+        class_page.LmsGrade("<img src=x onerror=alert(1)>", "02_laplace", 0.0, 8.0, "refused",
+                            "userId '<b>x</b>' is not a member\nsecond line"),
+    ]  # fmt: skip
+    page = class_page.render_class_page(class_page.summarize(RESULTS), title="DP course", lms=lms)
+    section = page.split("id='lms'", 1)[1]
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", section))
+    assert "1 posted, 1 waiting for the LMS to answer, 1 refused by the LMS" in text
+    assert "HTTP 503" in text and "second line" not in text
+    assert "<img src=x" not in page and "<b>x</b>" not in page
+    assert html.escape("userId '<b>x</b>' is not a member") in section
+    assert "ada" not in text  # a posted score is counted, not listed
+    without = class_page.render_class_page(class_page.summarize(RESULTS), title="DP course")
+    assert "id='lms'" not in without  # a course without an LMS has no such section

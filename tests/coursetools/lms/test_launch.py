@@ -324,6 +324,16 @@ def _claims(**changes):
     return lambda lms, begun, user, link: lms.id_token(user, link, begun.nonce, **changes)
 
 
+def _times(iat: int, exp: int):
+    """Issued ``iat`` and expiring ``exp`` seconds from now (when the launch is made)."""
+
+    def make(lms, begun, user, link):
+        now = int(time.time())
+        return lms.id_token(user, link, begun.nonce, iat=now + iat, exp=now + exp)
+
+    return make
+
+
 def _unsigned(lms, begun, user, link):
     return lms.id_token(user, link, begun.nonce, alg="none")
 
@@ -349,15 +359,14 @@ def _nonce_of_another_launch(lms, begun, user, link):
     return lms.id_token(user, link, "a-nonce-the-hub-never-asked-for")
 
 
-NOW = int(time.time())
 HOSTILE = {
     # name: (user, link, how the id_token is made, status, what the message says)
     "bad signature": ("u-ada", "link-pilot", _forged, 400, "Signature verification failed"),
     "unsigned (alg none)": ("u-ada", "link-pilot", _unsigned, 400, "alg"),
     "wrong audience": ("u-ada", "link-pilot", _claims(aud="another-tool"), 401, "Audience doesn't match"),
     "wrong issuer": ("u-ada", "link-pilot", _claims(iss="https://lms.example.org"), 400, "Invalid issuer"),
-    "expired": ("u-ada", "link-pilot", _claims(iat=NOW - 400, exp=NOW - 100), 400, "Signature has expired"),
-    "iat too old": ("u-ada", "link-pilot", _claims(iat=NOW - 3600, exp=NOW + 3600), 400, "id_token issued too long ago"),
+    "expired": ("u-ada", "link-pilot", _times(iat=-400, exp=-100), 400, "Signature has expired"),
+    "iat too old": ("u-ada", "link-pilot", _times(iat=-3600, exp=3600), 400, "id_token issued too long ago"),
     "unknown deployment id": ("u-ada", "link-pilot", _claims(deployment_id="deployment-2"), 403,
                               "the launch's deployment id is not one this tool was registered with"),
     "deep-linking message": ("u-ada", "link-pilot", _deep_linking, 400,

@@ -789,6 +789,28 @@ require_once(__DIR__ . '{require}');
             "keyset_url": self.keyset_url,
         }
 
+    def update_tool(
+        self,
+        tool: dict | int,
+        *,
+        base_url: str,
+        login_url: str,
+        redirect_uris: list[str] | str,
+        jwks_url: str,
+    ) -> None:
+        """Change a registered tool's URLs (its client id and deployment id stay), as an admin's
+        "Edit preconfigured tool" does: for a tool whose address is known only after the
+        platform gave it its client id and deployment id (a hub started with those)."""
+        uris = [redirect_uris] if isinstance(redirect_uris, str) else list(redirect_uris)
+        self.call(
+            "update_tool",
+            type_id=tool["type_id"] if isinstance(tool, dict) else int(tool),
+            base_url=base_url,
+            login_url=login_url,
+            redirect_uris=uris,
+            jwks_url=jwks_url,
+        )
+
     def create_course(self, shortname: str, fullname: str | None = None) -> dict:
         """A course (or the existing one of that short name): ``{"id", "shortname", "url"}``."""
         course = self.call("create_course", shortname=shortname, fullname=fullname or shortname)
@@ -916,6 +938,25 @@ function register_tool(array $a): array {
     return ['type_id' => (int)$id, 'client_id' => $saved->clientid];
 }
 
+function update_tool(array $a): array {
+    $type = lti_get_type($a['type_id']);
+    if (!$type) {
+        throw new coding_exception('no tool of type id ' . $a['type_id']);
+    }
+    $config = new stdClass();
+    $config->lti_toolurl = $a['base_url'];
+    $config->lti_ltiversion = $type->ltiversion;
+    $config->lti_clientid = $type->clientid;
+    $config->lti_publickeyset = $a['jwks_url'];
+    $config->lti_initiatelogin = $a['login_url'];
+    $config->lti_redirectionuris = implode("\n", $a['redirect_uris']);
+    lti_update_type($type, $config);
+    $saved = lti_get_type_type_config($type->id);
+    return ['type_id' => (int)$type->id, 'client_id' => $type->clientid,
+            'base_url' => lti_get_type($type->id)->baseurl,
+            'login_url' => $saved->lti_initiatelogin, 'jwks_url' => $saved->lti_publickeyset];
+}
+
 function create_course_cmd(array $a): array {
     global $DB;
     $course = $DB->get_record('course', ['shortname' => $a['shortname']]);
@@ -1038,6 +1079,7 @@ function grade_of(array $a): array {
 try {
     switch ($request['command']) {
         case 'register_tool': $result = register_tool($a); break;
+        case 'update_tool': $result = update_tool($a); break;
         case 'create_course': $result = create_course_cmd($a); break;
         case 'create_user': $result = create_user_cmd($a); break;
         case 'add_activity': $result = add_activity($a); break;

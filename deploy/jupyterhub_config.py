@@ -197,7 +197,7 @@ if token:
     roles.append(
         {
             "name": "course-admin",
-            "scopes": ["admin:users", "admin:servers", "tokens", "list:users", "read:users"],
+            "scopes": ["admin:users", "admin:servers", "tokens", "list:users", "read:users", "groups"],
             "services": ["course-admin"],
         }
     )

@@ -58,6 +58,11 @@ SLOW_FILES = {
     "coursetools/exchange/test_server.py": "runs a JupyterHub and the exchange service",
     "coursetools/exchange/test_client.py": "runs a JupyterHub and nbgrader's commands",
     "coursetools/exchange/test_client_in_jupyterlab.py": "runs a JupyterHub, its servers and the grader",
+    "coursetools/lms/test_launch.py": "runs a JupyterHub signing in from a test LMS",
+    "coursetools/lms/test_lti_class.py": "runs a JupyterHub, the hand-in service and a class of 20",
+    "coursetools/lms/test_open_assignment.py": "runs a Jupyter server and nbgrader's fetch",
+    "coursetools/lms/test_outbox.py": "grades into a real gradebook",
+    "coursetools/grading/classroom/test_gradebook_on_postgresql.py": "grades into PostgreSQL",
     **{
         f"notebooks/test_0{n}_exercises.py": "grades wrong answers with the trusted grader"
         for n in range(10)
@@ -73,6 +78,7 @@ HEAVY = {
     "notebooks/test_04_exercises.py": 69,
     "notebooks/test_solutions_run.py": 59,
     "coursetools/grading/handin/test_hub_handin.py": 38,
+    "coursetools/lms/test_lti_class.py": 38,
     "notebooks/test_05_exercises.py": 38,
     "notebooks/test_07_exercises.py": 35,
     "coursetools/grading/sandboxed/test_budget.py": 34,

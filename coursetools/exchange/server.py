@@ -57,8 +57,10 @@ class Roles:
     """Who teaches and who takes ``course``: ``await roles.of(course)`` -> (instructors, students)."""
 
     async def of(
-        self, course: str
+        self, course: str, *, fresh_for: str | None = None
     ) -> tuple[frozenset[str], frozenset[str]]:  # pragma: no cover - interface
+        """``fresh_for``: a user the kept answer does not name, who may have just joined: read
+        again now."""
         raise NotImplementedError
 
 
@@ -66,7 +68,12 @@ class HubGroupRoles(Roles):
     """Roles from the hub's groups ``formgrade-<course>`` and ``nbgrader-<course>``, read with the
     service's own token (its role needs the scope ``read:groups``) and kept ``ttl`` seconds.
 
-    A group the hub does not have has no members: a course with no group has no students.
+    A user not in the kept answer makes it read again (``fresh_for``), at most once every
+    ``refresh`` seconds for that user: a student put in the group a moment ago (an LTI launch) is
+    let in at once, and a flood of requests from one outsider costs the hub one read every
+    ``refresh`` seconds (an outsider needs a valid token, so a hub account, to get this far). A
+    group the hub does not have has no members: a course with no group
+    has no students.
     """
 
     def __init__(
@@ -75,14 +82,17 @@ class HubGroupRoles(Roles):
         token: str,
         *,
         ttl: float = 30.0,
+        refresh: float = 2.0,
         clock: Callable[[], float] = time.monotonic,
     ):
         self.api_url, self.token, self.ttl, self.clock = api_url.rstrip("/"), token, ttl, clock
+        self.refresh = refresh
         self._cache: dict[str, tuple[float, frozenset[str]]] = {}
+        self._asked: dict[tuple[str, str], float] = {}  # (course, user) -> last fresh read
 
-    async def _members(self, group: str) -> frozenset[str]:
+    async def _members(self, group: str, fresh: bool = False) -> frozenset[str]:
         hit = self._cache.get(group)
-        if hit is not None and self.clock() - hit[0] < self.ttl:
+        if hit is not None and not fresh and self.clock() - hit[0] < self.ttl:
             return hit[1]
         url = f"{self.api_url}/groups/{urllib.parse.quote(group, safe='')}"
         request = HTTPRequest(
@@ -98,9 +108,18 @@ class HubGroupRoles(Roles):
         self._cache[group] = (self.clock(), members)
         return members
 
-    async def of(self, course: str) -> tuple[frozenset[str], frozenset[str]]:
+    async def of(
+        self, course: str, *, fresh_for: str | None = None
+    ) -> tuple[frozenset[str], frozenset[str]]:
+        fresh = False
+        if fresh_for is not None:
+            now = self.clock()
+            self._asked = {k: v for k, v in self._asked.items() if now - v < self.refresh}
+            fresh = (course, fresh_for) not in self._asked
+            if fresh:
+                self._asked[(course, fresh_for)] = now
         instructors, students = await asyncio.gather(
-            self._members(f"formgrade-{course}"), self._members(f"nbgrader-{course}")
+            self._members(f"formgrade-{course}", fresh), self._members(f"nbgrader-{course}", fresh)
         )
         return instructors, students
 
@@ -133,6 +152,8 @@ class _Handler(web.RequestHandler):
         if not valid_name(course):
             raise web.HTTPError(400, reason="not a course name")
         instructors, students = await self.roles.of(course)
+        if not self.admin and self.user not in instructors | students:
+            instructors, students = await self.roles.of(course, fresh_for=self.user)  # just joined?
         if self.admin or self.user in instructors:
             return "instructor"
         if self.user in students:
@@ -203,6 +224,8 @@ class Courses(_Handler):
         mine = []
         for course in self.store.courses():
             instructors, students = await self.roles.of(course)
+            if not self.admin and self.user not in instructors | students:
+                instructors, students = await self.roles.of(course, fresh_for=self.user)
             if self.admin or self.user in instructors or self.user in students:
                 mine.append(course)
         self.send_json(mine)

@@ -4,7 +4,8 @@ One job: after the written answers are graded in the formgrader, send every stud
 grade (autograded plus hand-graded points, minus nbgrader's late penalty: the figures of
 ``nbgrader export`` and of the CSV exports, :func:`coursetools.lms.csv_export.final_grades`) to
 the LMS's gradebook through the outbox (:mod:`coursetools.lms.outbox`), as ``Completed`` and
-``FullyGraded`` (``PendingManual`` while an answer still waits). A grade already sent with the
+``FullyGraded`` (while an answer still waits: marked as ``[grades] partial`` says). Once sent, a
+later hand-in's score does not replace it. A grade already sent with the
 same figures is not sent again; a changed one is. Students who never opened the course from the
 LMS, and grades the LMS refuses, are listed with the reason; a platform that does not answer
 keeps them pending for the next run or the hand-in service's poster.
@@ -52,7 +53,7 @@ def send_final_grades(
         service = GradeService(
             settings.client_id, settings.token_url, keys.load_or_create(settings.key_file)
         )
-        outbox = GradeOutbox(store, service, settings.issuer, clock=clock)
+        outbox = GradeOutbox(store, service, settings.issuer, partial=settings.partial, clock=clock)
         queued, ours = 0, set()
         for grade in final_grades(db_url):
             if grade.score is None or grade.max_score <= 0:
@@ -69,13 +70,13 @@ def send_final_grades(
                 handed_in=f"final {grade.score:.6g}/{grade.max_score:.6g} {'waiting' if grade.needs_manual else 'graded'}",
             )
         deadline = clock() + wait
-        while store.due(now=float("inf")) and clock() < deadline:
+        while clock() < deadline:
             outbox.post_due()
-            due = store.due(now=float("inf"))
-            if due:
-                sleep(
-                    max(0.0, min(min(g.next_try for g in due) - clock(), deadline - clock(), 5.0))
-                )
+            waiting = store.waiting(course=course)
+            if not waiting:
+                break
+            first = min(g.next_try for g in waiting) - clock()
+            sleep(max(0.2, min(first, deadline - clock(), 5.0)))
         mine = [g for g in store.grades(course=course) if g.activity == "Completed"]
         latest = {(g.student, g.assignment): g for g in mine if (g.student, g.assignment) in ours}
         return Sent(

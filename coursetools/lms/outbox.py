@@ -44,6 +44,8 @@ MAX_BACKOFF = 600.0
 #: AGS ``activityProgress`` and ``gradingProgress`` values the tool sends (AGS 2.0, 3.4.5-3.4.6).
 ACTIVITY = ("Submitted", "Completed")
 GRADING = ("FullyGraded", "PendingManual")
+#: The comment of a score whose written answers are still to grade, marked FullyGraded.
+PARTIAL_COMMENT = "Autograded points; the written answers are graded later."
 
 
 def iso_timestamp(seconds: float) -> str:
@@ -68,6 +70,13 @@ class GradeOutbox:
         The platform's grade service.
     issuer
         The platform the service speaks to (a score goes only to a user of that platform).
+    partial
+        ``"fully-graded"`` (default) or ``"pending-manual"``: how a score whose written answers
+        are still to grade is marked. AGS's own ``PendingManual`` says exactly that, but Moodle
+        4.5 keeps no score marked so (it answers 200 and records nothing:
+        ``mod/lti/service/gradebookservices/classes/local/resources/scores.php``); a
+        ``FullyGraded`` score with :data:`PARTIAL_COMMENT` is recorded by every platform, and the
+        final grade replaces it.
     clock
         Seconds since the epoch.
     """
@@ -78,9 +87,11 @@ class GradeOutbox:
         service: GradeService,
         issuer: str,
         *,
+        partial: str = "fully-graded",
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.store, self.service, self.issuer, self.clock = store, service, issuer, clock
+        self.partial = partial
 
     def add(
         self,
@@ -94,7 +105,8 @@ class GradeOutbox:
         final: bool = False,
         handed_in: str = "",
     ) -> bool:
-        """Put a score in the outbox; False if this hand-in's score is there already.
+        """Put a score in the outbox; False if this hand-in's score is there already, or (a
+        hand-in's) once the instructor sent the final grade: a later hand-in does not replace it.
 
         Raises
         ------
@@ -115,6 +127,9 @@ class GradeOutbox:
                 "final" if final else "hand-in",
             )
         )
+        if not final and self.store.has_final(course, student, assignment):
+            return False
+        marked_partial = pending_manual and self.partial == "fully-graded"
         return self.store.add_grade(
             course=course,
             student=student,
@@ -122,8 +137,9 @@ class GradeOutbox:
             score=score,
             max_score=max_score,
             activity=ACTIVITY[1] if final else ACTIVITY[0],
-            grading=GRADING[1] if pending_manual else GRADING[0],
+            grading=GRADING[1] if pending_manual and not marked_partial else GRADING[0],
             timestamp=iso_timestamp(now),
+            comment=PARTIAL_COMMENT if marked_partial else "",
             key=key,
             now=now,
         )
@@ -173,6 +189,7 @@ class GradeOutbox:
                 activity=grade.activity,
                 grading=grade.grading,
                 timestamp=grade.timestamp,
+                comment=grade.comment,
             )
         except PlatformUnavailable as exc:
             self.store.settle(

@@ -23,6 +23,10 @@ __all__ = ["LtiSettings", "load_settings"]
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 #: When graded hand-ins go to the LMS: at once, or only with ``make export LTI=1``.
 POST_MODES = ("on-hand-in", "manual")
+#: How a score with a written answer still to grade is marked: ``FullyGraded`` with a comment
+#: (every platform records it; Moodle 4.5 drops a score marked otherwise), or ``PendingManual``
+#: (AGS's own value, for platforms that keep a partial score).
+PARTIAL_MODES = ("fully-graded", "pending-manual")
 
 
 def _url(value: object, key: str, *, allow_http: bool) -> str:
@@ -58,6 +62,9 @@ class LtiSettings:
         The custom parameter of a resource link that names the assignment it opens.
     post
         ``"on-hand-in"`` (each graded hand-in's score goes at once) or ``"manual"``.
+    partial
+        ``"fully-graded"`` or ``"pending-manual"``: how a score whose written answers wait is
+        marked (:data:`PARTIAL_MODES`).
     """
 
     issuer: str
@@ -71,6 +78,7 @@ class LtiSettings:
     contexts: dict[str, str]
     assignment_parameter: str = "assignment"
     post: str = "on-hand-in"
+    partial: str = "fully-graded"
 
     def course_for(self, context_id: str) -> str | None:
         """The hub's course for an LMS context, or None when the context is not linked."""
@@ -134,6 +142,11 @@ def load_settings(
         raise ValueError(
             f"{path}: grades.post must be one of {', '.join(POST_MODES)}, got {post!r}"
         )
+    partial = data.get("grades", {}).get("partial", "fully-graded")
+    if partial not in PARTIAL_MODES:
+        raise ValueError(
+            f"{path}: grades.partial must be one of {', '.join(PARTIAL_MODES)}, got {partial!r}"
+        )
     key_file = Path(tool.get("key_file", "lti-tool-key.pem"))
     database = tool.get("database") or f"sqlite:///{base / 'lti.sqlite'}"
     if not isinstance(database, str) or "://" not in database:
@@ -152,4 +165,5 @@ def load_settings(
         contexts=dict(contexts),
         assignment_parameter=parameter,
         post=post,
+        partial=partial,
     )

@@ -27,7 +27,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from sqlalchemy import Float, Integer, String, Text, UniqueConstraint, delete, select
+from sqlalchemy import Float, Integer, String, Text, UniqueConstraint, delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
@@ -38,6 +38,8 @@ __all__ = ["GRADE_STATES", "Destination", "Grade", "IdentityConflict", "LmsStore
 #: A grade's states in the outbox.
 GRADE_STATES = ("pending", "posted", "refused", "superseded")
 _URL = 2048
+#: Seconds a poster holds a grade it claimed before another may try it.
+LEASE = 120.0
 _ID = 255
 
 
@@ -112,6 +114,7 @@ class _Grade(_Base):
     activity: Mapped[str] = mapped_column(String(32))
     grading: Mapped[str] = mapped_column(String(32))
     timestamp: Mapped[str] = mapped_column(String(64))  # ISO 8601, the service's clock
+    comment: Mapped[str] = mapped_column(Text, default="")
     state: Mapped[str] = mapped_column(String(16), index=True, default="pending")
     tries: Mapped[int] = mapped_column(Integer, default=0)
     next_try: Mapped[float] = mapped_column(Float, default=0.0)
@@ -155,6 +158,7 @@ class Grade:
     state: str
     tries: int
     next_try: float
+    comment: str
     reason: str
     created: float
     done_at: float | None
@@ -341,6 +345,7 @@ class LmsStore:
         grading: str,
         timestamp: str,
         key: str,
+        comment: str = "",
         now: float | None = None,
     ) -> bool:
         """Put a score in the outbox; False if one with the same ``key`` is there already.
@@ -361,6 +366,7 @@ class LmsStore:
                     activity=activity,
                     grading=grading,
                     timestamp=timestamp,
+                    comment=comment,
                     state="pending",
                     created=now,
                 )
@@ -384,17 +390,56 @@ class LmsStore:
             session.commit()
         return True
 
-    def due(self, *, now: float | None = None, limit: int = 100) -> list[Grade]:
-        """Pending grades whose next try is due, oldest first."""
+    def has_final(self, course: str, student: str, assignment: str) -> bool:
+        """Whether a final grade (``make export LTI=``) was sent or is on its way."""
+        with Session(self.engine) as session:
+            found = session.scalar(
+                select(_Grade.id).where(
+                    _Grade.course == course,
+                    _Grade.student == student,
+                    _Grade.assignment == assignment,
+                    _Grade.activity == "Completed",
+                    _Grade.state.in_(("pending", "posted")),
+                )
+            )
+            return found is not None
+
+    def due(
+        self, *, now: float | None = None, limit: int = 100, lease: float = LEASE
+    ) -> list[Grade]:
+        """Pending grades whose next try is due, oldest first, each claimed for ``lease`` seconds.
+
+        Claiming moves a grade's next try ``lease`` seconds on, in one conditional update per
+        grade: two posters (the hand-in service's thread and ``make export LTI=``) never send the
+        same grade at once, and a poster that dies mid-post leaves it to be tried again when the
+        lease ends.
+        """
         now = time.time() if now is None else now
         with Session(self.engine) as session:
-            rows = session.scalars(
-                select(_Grade)
+            ids = session.scalars(
+                select(_Grade.id)
                 .where(_Grade.state == "pending", _Grade.next_try <= now)
                 .order_by(_Grade.id)
                 .limit(limit)
             ).all()
+            claimed = []
+            for grade_id in ids:
+                done = session.execute(
+                    update(_Grade)
+                    .where(_Grade.id == grade_id, _Grade.state == "pending", _Grade.next_try <= now)
+                    .values(next_try=now + lease)
+                )
+                if done.rowcount == 1:
+                    claimed.append(grade_id)
+            session.commit()
+            rows = session.scalars(
+                select(_Grade).where(_Grade.id.in_(claimed)).order_by(_Grade.id)
+            ).all()
             return [_grade(r) for r in rows]
+
+    def waiting(self, *, course: str | None = None) -> list[Grade]:
+        """Pending grades (claimed or not), oldest first, without claiming them."""
+        return [g for g in self.grades(course=course) if g.state == "pending"]
 
     def settle(
         self,
@@ -412,8 +457,8 @@ class LmsStore:
         now = time.time() if now is None else now
         with Session(self.engine) as session:
             row = session.get(_Grade, grade_id)
-            if row is None:
-                return
+            if row is None or row.state != "pending":
+                return  # settled already (by another poster): a final state stays
             row.tries += 1
             row.state, row.reason = state, reason[:2000]
             if state == "pending":
@@ -453,6 +498,7 @@ def _grade(row: _Grade) -> Grade:
         activity=row.activity,
         grading=row.grading,
         timestamp=row.timestamp,
+        comment=row.comment,
         state=row.state,
         tries=row.tries,
         next_try=row.next_try,

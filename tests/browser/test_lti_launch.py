@@ -196,6 +196,7 @@ def test_from_the_lms_to_the_notebook_to_the_score(page, lti):
     ((score,),) = [[s["score"] for s in lms.scores(CONTEXT, accepted_only=True)]]
     assert score["userId"] == STUDENT  # the sub, not the hub name
     assert (score["scoreGiven"], score["scoreMaximum"]) == (7, 8)
-    assert (score["activityProgress"], score["gradingProgress"]) == ("Submitted", "PendingManual")
+    assert (score["activityProgress"], score["gradingProgress"]) == ("Submitted", "FullyGraded")
+    assert score["comment"] == "Autograded points; the written answers are graded later."
     (item,) = lms.lineitems(CONTEXT)
     assert (item["label"], item["resourceId"]) == ("Pilot", "pilot")

@@ -99,9 +99,13 @@ class Hub:
 
 
 @contextlib.contextmanager
-def running_hub(course: Path, *, servers: bool = True, **extra_env: str) -> Iterator[Hub]:
-    """The hub of ``deploy/jupyterhub_config.py`` for ``course``, its three servers started
-    (``servers=False``: none started, and each user gets an API token of their own)."""
+def running_hub(
+    course: Path, *, servers: bool = True, users: tuple[str, ...] | None = None, **extra_env: str
+) -> Iterator[Hub]:
+    """The hub of ``deploy/jupyterhub_config.py`` for ``course``, the servers of ``users`` started
+    (``servers=False``: none started, and each user gets an API token of their own; ``users=()``
+    for a hub whose users arrive later, from an LMS)."""
+    users = USERS if users is None else users
     state = course.parent / "hub-state"
     port = _free_port()
     admin = secrets.token_hex(16)
@@ -143,9 +147,9 @@ def running_hub(course: Path, *, servers: bool = True, **extra_env: str) -> Iter
                 )
                 time.sleep(0.5)
         if servers:
-            running.start_servers(USERS)
+            running.start_servers(users)
         else:
-            running.issue_tokens(USERS)
+            running.issue_tokens(users)
         yield running
     finally:
         process.terminate()  # the hub stops the servers it spawned
@@ -153,7 +157,10 @@ def running_hub(course: Path, *, servers: bool = True, **extra_env: str) -> Iter
             process.wait(timeout=60)
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, 9)
-        subprocess.run(["pkill", "-f", str(state)], check=False)  # any server left behind
+        # any server left behind, and the hub's services (the hand-in service and the exchange
+        # name the course's folders, not the hub's state) if the hub died before stopping them
+        subprocess.run(["pkill", "-f", str(state)], check=False)
+        subprocess.run(["pkill", "-f", str(course)], check=False)
         log.close()
 
 

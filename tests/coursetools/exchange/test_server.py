@@ -138,6 +138,30 @@ def test_a_user_outside_the_course_is_refused(exchange_hub):  # noqa: F811 - the
     assert ex.call(token, "GET", "")[1] == []
 
 
+def test_a_user_put_in_the_course_a_moment_ago_is_let_in_at_once(exchange_hub):  # noqa: F811
+    """The exchange keeps the hub's groups 30 s, but a user its answer does not name makes it read
+    them again (at most every 2 s for that user): a student an LTI launch has just put in the
+    course fetches at once, and an outsider's flood costs the hub one read every 2 s."""
+    hub = exchange_hub
+    hub.call("POST", "/hub/api/users/newcomer", hub.admin, data={})
+    token = hub.new_token("newcomer")
+    ex = hub.exchange
+    assert ex.call(token, "GET", f"{COURSE_ID}/assignments")[0] == 403  # not in the course yet
+    hub.call(
+        "POST", f"/hub/api/groups/nbgrader-{COURSE_ID}/users", hub.admin, data={"users": ["newcomer"]}
+    )
+    try:
+        time.sleep(2.2)  # the refresh interval for this user, not the 30 s of the kept groups
+        status, reply = ex.call(token, "GET", f"{COURSE_ID}/assignments")
+        assert status == 200, reply
+        assert COURSE_ID in ex.call(token, "GET", "")[1]
+    finally:
+        hub.call(
+            "DELETE", f"/hub/api/groups/nbgrader-{COURSE_ID}/users", hub.admin,
+            data={"users": ["newcomer"]},
+        )  # fmt: skip
+
+
 def test_the_service_killed_mid_class_comes_back_with_everything(exchange_hub):  # noqa: F811 - the fixture
     hub = exchange_hub
     ex, t = hub.exchange, hub.tokens

@@ -31,8 +31,6 @@ from hub_harness import Hub, running_hub
 from joserfc.jwk import RSAKey
 from lti_platform import INSTRUCTOR, LEARNER, MENTOR, TA, Platform
 
-pytestmark = pytest.mark.slow  # runs a JupyterHub
-
 CLIENT = "course-tool"
 DEPLOYMENT = "deployment-1"
 COURSE_ID = "dp-course"

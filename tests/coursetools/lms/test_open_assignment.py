@@ -24,8 +24,6 @@ import pytest
 import requests
 from pilot_course import ROOT, fill_answers, pilot_course
 
-pytestmark = pytest.mark.slow  # starts a Jupyter server
-
 BIN = Path(sys.executable).parent
 COURSE_ID = "dp-course"
 TOKEN = "open-assignment-test-token"

@@ -19,7 +19,14 @@ from pilot_course import ROOT, fill_answers, pilot_course
 from coursetools.lms import keys
 from coursetools.lms.ags import LINEITEM_SCOPE, SCORE_SCOPE, GradeService
 from coursetools.lms.final import send_final_grades
-from coursetools.lms.outbox import MAX_BACKOFF, GradeOutbox, Poster, backoff, iso_timestamp
+from coursetools.lms.outbox import (
+    MAX_BACKOFF,
+    PARTIAL_COMMENT,
+    GradeOutbox,
+    Poster,
+    backoff,
+    iso_timestamp,
+)
 from coursetools.lms.settings import LtiSettings
 from coursetools.lms.store import Launch, LmsStore
 
@@ -90,7 +97,10 @@ def test_a_graded_hand_in_reaches_its_students_lms_account_once(lms, world):
     (posted,) = lms.scores("ctx", accepted_only=True)
     score = posted["score"]
     assert (score["userId"], score["scoreGiven"], score["scoreMaximum"]) == ("u-ada", 7.0, 8.0)
-    assert (score["activityProgress"], score["gradingProgress"]) == ("Submitted", "PendingManual")
+    # a written answer still waits: the autograded points, FullyGraded with a comment (Moodle
+    # 4.5 keeps no score marked PendingManual)
+    assert (score["activityProgress"], score["gradingProgress"]) == ("Submitted", "FullyGraded")
+    assert score["comment"] == PARTIAL_COMMENT
     assert score["timestamp"] == iso_timestamp(clock.now)
     (item,) = lms.lineitems("ctx")
     assert (item["resourceId"], item["label"], item["resourceLinkId"]) == (
@@ -212,9 +222,8 @@ def test_final_grades_go_from_a_real_gradebook_once_per_change(lms, tool_key, tm
         "u-ada": (7.0, 8.0), "u-grace": (0.0, 8.0),
     }  # fmt: skip
     assert {s["activityProgress"] for s in scores.values()} == {"Completed"}
-    assert {s["gradingProgress"] for s in scores.values()} == {
-        "PendingManual"
-    }  # the written answer
+    assert {s["gradingProgress"] for s in scores.values()} == {"FullyGraded"}
+    assert {s["comment"] for s in scores.values()} == {PARTIAL_COMMENT}  # the written answer waits
     again = send_final_grades(settings, db_url, "dp-course", wait=5.0)
     assert again.queued == 0 and len(lms.scores("ctx", accepted_only=True)) == 2  # nothing changed
 
@@ -238,3 +247,31 @@ def test_a_score_goes_to_the_activitys_own_column_when_the_platform_made_one(lms
     assert posted["lineitem"] == own and len(lms.lineitems("ctx")) == 1
     (result,) = lms.results("ctx")
     assert result["resultScore"] == pytest.approx(50.0)  # 4 of 8, on the activity's 100
+
+
+def test_a_platform_that_keeps_partial_scores_gets_ags_pending_manual(lms, world):
+    """``[grades] partial = "pending-manual"``: AGS's own mark for a score whose written answers
+    wait, with no comment; a score with nothing left to grade is FullyGraded either way."""
+    store, outbox, clock = world
+    outbox.partial = "pending-manual"
+    _hand_in(outbox, "u-ada", 7.0, "t1", manual=True)
+    _hand_in(outbox, "u-grace", 5.0, "t1", manual=False)
+    assert outbox.post_due() == 2
+    marks = {
+        s["score"]["userId"]: (s["score"]["gradingProgress"], s["score"].get("comment"))
+        for s in lms.scores("ctx", accepted_only=True)
+    }
+    assert marks == {"u-ada": ("PendingManual", None), "u-grace": ("FullyGraded", None)}
+
+
+def test_once_the_final_grade_is_sent_a_later_hand_in_does_not_replace_it(lms, world):
+    store, outbox, clock = world
+    outbox.add(course="dp-course", student="u-ada", assignment="pilot", score=8.0, max_score=8.0,
+               pending_manual=False, final=True, handed_in="final 8/8")  # fmt: skip
+    outbox.post_due()
+    clock.now += 60
+    assert not _hand_in(outbox, "u-ada", 3.0, "a later hand-in")
+    assert outbox.post_due() == 0
+    posted = [s["score"] for s in lms.scores("ctx", accepted_only=True)]
+    assert [(s["scoreGiven"], s["activityProgress"]) for s in posted] == [(8.0, "Completed")]
+    assert _hand_in(outbox, "u-grace", 3.0, "t1")  # another student's hand-in still goes

@@ -111,3 +111,26 @@ def test_a_sqlite_database_is_opened_durable_and_patient(tmp_path):
         "foreign_keys": 1,
         "busy_timeout": 30000,
     }
+
+
+def test_two_posters_never_claim_the_same_grade_and_a_settled_grade_stays(database):
+    """The hand-in service's poster and make export LTI= share the outbox: each grade is claimed
+    by one of them for a lease; a late answer from the other cannot undo a posted grade."""
+    url, _ = database
+    service, export = LmsStore(url), LmsStore(url)
+    for n in range(6):
+        service.add_grade(
+            course="dp-course", student=f"s{n}", assignment="pilot", score=1.0, max_score=2.0,
+            activity="Submitted", grading="FullyGraded", timestamp="t", key=f"k{n}", now=0.0,
+        )  # fmt: skip
+    first = service.due(now=10.0, limit=4)
+    second = export.due(now=10.0)
+    assert len(first) == 4 and len(second) == 2
+    assert not {g.id for g in first} & {g.id for g in second}
+    assert export.due(now=10.0 + 119) == []  # the lease holds
+    service.settle(first[0].id, "posted", now=11.0)
+    export.settle(first[0].id, "superseded", now=12.0)  # the other poster's late 409
+    assert {g.id: g.state for g in export.grades()}[first[0].id] == "posted"
+    assert [g.id for g in export.due(now=10.0 + 121)] == sorted(
+        g.id for g in first[1:] + second
+    )  # the lease ended: tried again

@@ -105,6 +105,10 @@ ONLY = {
         ("coursetools.exchange.client", "coursetools.exchange.archive"),
         "nbgrader's exchange classes run in every student's server: the archive format and no more",
     ),
+    "coursetools.lms.open_assignment": (
+        ("coursetools.lms.open_assignment", "coursetools.lms.settings"),
+        "it runs in every student's server: the names it accepts and nothing of the tool's keys or records",
+    ),
     TRUSTED: (
         (TRUSTED, BRIDGE, LIMITS, FRAMING),
         "the trusted runner imports no code that launches or talks to the student's kernel",

@@ -357,6 +357,28 @@ def test_a_class_of_20_from_the_lms_to_its_gradebook(hub, lms, released, record_
     assert re.search(rf"{ghost} pilot 7 / 8 refused .*{GHOST}.*not a member", text), text[-2000:]
 
 
+def test_make_export_lti_sends_the_final_grades_once_and_says_what_was_refused(hub, lms, released):
+    """After the class above: ``python -m coursetools lms-post`` (make export LTI=...) sends each
+    student's final grade from the gradebook as Completed, says the ghost's was refused (exit
+    1), and a second run sends nothing new."""
+    env = {**os.environ, "COURSE_HUB_STATE": str(hub.course.parent / "hub-state"),
+           "COURSE_LTI_ALLOW_HTTP": "1"}  # fmt: skip
+    argv = [sys.executable, "-m", "coursetools", "lms-post", "--lti", str(hub.settings),
+            "--nbgrader-config", str(hub.course / "nbgrader_config.py"), "--wait", "30"]  # fmt: skip
+    before = len(_accepted(lms))
+    first = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 1, first.stdout + first.stderr[-2000:]  # the ghost: refused
+    assert "refused ghost-7/pilot" in first.stdout and "not a member" in first.stdout
+    finals = [s for s in _accepted(lms)[before:] if s["activityProgress"] == "Completed"]
+    assert {s["userId"] for s in finals} == set(CLASS)
+    graded = {s["userId"]: s["scoreGiven"] for s in _accepted(lms)[:before]}  # the last hand-ins
+    assert all(s["scoreGiven"] == graded[s["userId"]] for s in finals)  # no manual grade yet
+    assert {s["gradingProgress"] for s in finals} == {"FullyGraded"}
+    again = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert "0 new or changed grade(s) queued" in again.stdout, again.stdout
+    assert len(_accepted(lms)) == before + len(finals)  # nothing sent twice
+
+
 def test_course_open_fetches_through_the_http_exchange(hub, lms, released, monkeypatch, tmp_path):
     """/course/open's work (coursetools/lms/open_assignment.py) with the HTTP exchange, in this
     process as deploy/student configures a student's server: nbgrader's List and Fetch of the

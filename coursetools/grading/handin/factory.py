@@ -142,7 +142,9 @@ def _open_outbox(lti: LtiSettings, outputs: pipeline.Outputs, log, stack: contex
     stack.callback(store.close)
     service = GradeService(lti.client_id, lti.token_url, keys.load_or_create(lti.key_file))
     outbox = GradeOutbox(store, service, lti.issuer, partial=lti.partial)
-    poster = Poster(outbox, log=log, on_settled=lambda: pipeline.refresh_class_page(outputs)).start()
+    poster = Poster(
+        outbox, log=log, on_settled=lambda: pipeline.refresh_class_page(outputs)
+    ).start()
     stack.callback(poster.stop)
     return outbox, poster
 

@@ -148,7 +148,10 @@ def test_a_user_put_in_the_course_a_moment_ago_is_let_in_at_once(exchange_hub): 
     ex = hub.exchange
     assert ex.call(token, "GET", f"{COURSE_ID}/assignments")[0] == 403  # not in the course yet
     hub.call(
-        "POST", f"/hub/api/groups/nbgrader-{COURSE_ID}/users", hub.admin, data={"users": ["newcomer"]}
+        "POST",
+        f"/hub/api/groups/nbgrader-{COURSE_ID}/users",
+        hub.admin,
+        data={"users": ["newcomer"]},
     )
     try:
         time.sleep(2.2)  # the refresh interval for this user, not the 30 s of the kept groups

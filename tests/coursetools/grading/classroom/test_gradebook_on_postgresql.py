@@ -76,5 +76,8 @@ def test_grades_go_to_postgresql_and_nbgraders_clients_read_them_there(tmp_path)
             cwd=course, env=env, capture_output=True, text=True, timeout=300,
         )  # fmt: skip
         assert exported.returncode == 0, exported.stderr[-2000:]
-        rows = {r["student_id"]: float(r["score"]) for r in csv.DictReader((tmp_path / "grades.csv").open())}
+        rows = {
+            r["student_id"]: float(r["score"])
+            for r in csv.DictReader((tmp_path / "grades.csv").open())
+        }
         assert rows == {"ada": 7.0, "grace": 0.0}

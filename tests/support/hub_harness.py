@@ -184,6 +184,36 @@ def hub(course):
         yield running
 
 
+@contextlib.contextmanager
+def http_exchange_hub(root: Path) -> Iterator[Hub]:
+    """A pilot course in ``root`` and its hub with the HTTP exchange (``COURSE_EXCHANGE=http``,
+    no shared folder) and the hand-in service off, its three servers started; ``.course``."""
+    course = pilot_course(root / "course")
+    with running_hub(
+        course,
+        COURSE_HANDIN="0",
+        COURSE_EXCHANGE="http",
+        EXCHANGE_PORT=str(_free_port()),
+        EXCHANGE_VOLUME=str(root / "volume"),
+    ) as running:
+        running.course = course
+        yield running
+
+
+def grade_collected(course: Path) -> list[str]:
+    """Grade what the formgrader collected with the course's grader (make grade's command);
+    the students it graded."""
+    submitted = course / "build" / "nbgrader" / "submitted"
+    graded = subprocess.run(
+        [sys.executable, "-m", "coursetools", "grade", str(submitted),
+         "--source", str(course / "solutions"), "--grades", str(course / "build" / "grades.csv"),
+         "--nbgrader-config", str(course / "nbgrader_config.py")],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert graded.returncode == 0, graded.stdout[-2000:] + graded.stderr[-2000:]
+    return sorted(p.name for p in submitted.iterdir())
+
+
 def class_loop(hub: Hub, course: Path, *, shared_exchange: Path | None) -> None:
     """A class on the hub through JupyterLab's endpoints: release, fetch, submit, collect, grade
     with the course's grader, release and fetch feedback. ``shared_exchange``: nbgrader's folder
@@ -224,28 +254,7 @@ def class_loop(hub: Hub, course: Path, *, shared_exchange: Path | None) -> None:
     collected = hub.nbgrader("instructor", "/formgrader/api/assignment/pilot/collect")
     # demo mode: every server runs as one OS account, so nbgrader's owner check is off there
     assert "cheating attempt" not in str(collected.get("log", "")), collected.get("log")
-    submitted = course / "build" / "nbgrader" / "submitted"
-    assert sorted(p.name for p in submitted.iterdir()) == ["student1", "student2"]
-    graded = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "coursetools",
-            "grade",
-            str(submitted),
-            "--source",
-            str(course / "solutions"),
-            "--grades",
-            str(course / "build" / "grades.csv"),
-            "--nbgrader-config",
-            str(course / "nbgrader_config.py"),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert graded.returncode == 0, graded.stdout[-2000:] + graded.stderr[-2000:]
+    assert grade_collected(course) == ["student1", "student2"]
     rows = hub.as_user("instructor", "GET", "/formgrader/api/submitted_notebooks/pilot/pilot")
     scores = {r["student"]: (r["code_score"], r["needs_manual_grade"]) for r in rows}
     assert scores == {"student1": (7.0, True), "student2": (0.0, True)}  # written answer waits

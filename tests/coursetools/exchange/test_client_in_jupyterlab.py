@@ -9,22 +9,12 @@ test's one OS user with a home of its own, as pods do, and no shared exchange fo
 from __future__ import annotations
 
 import pytest
-from hub_harness import _free_port, class_loop, running_hub
-from pilot_course import pilot_course
+from hub_harness import class_loop, http_exchange_hub
 
 
 @pytest.fixture(scope="module")
 def http_hub(tmp_path_factory):
-    root = tmp_path_factory.mktemp("lab-exchange")
-    course = pilot_course(root / "course")
-    with running_hub(
-        course,
-        COURSE_HANDIN="0",
-        COURSE_EXCHANGE="http",
-        EXCHANGE_PORT=str(_free_port()),
-        EXCHANGE_VOLUME=str(root / "volume"),
-    ) as running:
-        running.course = course
+    with http_exchange_hub(tmp_path_factory.mktemp("lab-exchange")) as running:
         yield running
 
 
